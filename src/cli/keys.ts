@@ -1,0 +1,79 @@
+/**
+ * `slipway keys …`: manages API keys in the data directory. Safe while the server runs:
+ * the server sees each change within a second.
+ */
+import { dataPaths, resolveConfig } from '../config';
+import type { ApiKeyRecord } from '../stores/key-store';
+import { createSqliteKeyStore } from '../stores/key-store-sqlite';
+import { parseOptions } from './parse-options';
+
+export async function runKeys(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  // `--bundle` is a flag for `create` and takes on|off for `set`.
+  const { values, positionals } = parseOptions(`keys ${action ?? ''}`.trim(), rest, {
+    name: { type: 'string' },
+    bundle: { type: action === 'set' ? 'string' : 'boolean' },
+    json: { type: 'boolean', default: false },
+    'data-dir': { type: 'string' },
+  } as const);
+  const config = resolveConfig({ dataDir: values['data-dir'] });
+  const store = createSqliteKeyStore(dataPaths(config.dataDir).keys);
+  try {
+    switch (action) {
+      case 'create': {
+        if (values.name === undefined || values.name.trim() === '') throw new Error('keys create: --name NAME is required');
+        const bundle = values.bundle === true;
+        const { record, key } = await store.create({ name: values.name, bundle });
+        if (values.json) {
+          process.stdout.write(JSON.stringify({ ...record, key }) + '\n');
+        } else {
+          process.stdout.write(`${key}\n`);
+          process.stderr.write(`created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}); the key is shown only this once\n`);
+        }
+        return 0;
+      }
+      case 'list': {
+        const keys = await store.list();
+        process.stdout.write(values.json ? JSON.stringify(keys) + '\n' : formatKeys(keys));
+        return 0;
+      }
+      case 'revoke': {
+        const id = requireId(positionals, 'keys revoke ID');
+        if (!(await store.revoke(id))) throw new Error(`keys revoke: no key with id ${id}`);
+        process.stderr.write(`revoked ${id}\n`);
+        return 0;
+      }
+      case 'set': {
+        const id = requireId(positionals, 'keys set ID --bundle on|off');
+        if (values.bundle === undefined) throw new Error('keys set: say what to change, e.g. --bundle on');
+        const bundle = parseOnOff(String(values.bundle), 'keys set --bundle');
+        if (!(await store.setBundle(id, bundle))) throw new Error(`keys set: no key with id ${id}`);
+        process.stderr.write(`${id}: sendBundle ${bundle ? 'on' : 'off'}\n`);
+        return 0;
+      }
+      default:
+        throw new Error('keys: say create, list, revoke or set (see bin/slipway help)');
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function parseOnOff(value: string, what: string): boolean {
+  if (value === 'on' || value === 'true') return true;
+  if (value === 'off' || value === 'false') return false;
+  throw new Error(`${what} takes on or off (got ${JSON.stringify(value)})`);
+}
+
+function requireId(positionals: string[], usage: string): string {
+  const id = positionals[0];
+  if (id === undefined) throw new Error(`usage: ${usage}`);
+  return id;
+}
+
+function formatKeys(keys: ApiKeyRecord[]): string {
+  if (keys.length === 0) return 'no keys\n';
+  return keys
+    .map((k) => `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`)
+    .join('');
+}

@@ -1,0 +1,50 @@
+/**
+ * `bin/slipway`: the command line. Each subcommand lives in its own file.
+ */
+import { runDemo } from './demo';
+import { runKeys } from './keys';
+import { runServe } from './serve';
+
+const USAGE = `Usage: slipway <command> [options]
+
+Commands:
+  serve [--host H] [--port P] [--data-dir DIR]   start the gateway (default upstream: the embedded ledger)
+  keys create --name NAME [--bundle] [--json]     create an API key (printed once)
+  keys list [--json]                              list API keys (never the keys themselves)
+  keys revoke ID                                  revoke a key
+  keys set ID --bundle on|off                     allow or forbid sendBundle for a key
+  demo                                            run the whole job end to end on a fresh embedded ledger
+
+Every command takes --data-dir DIR (default ./data, or $SLIPWAY_DATA_DIR).
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return runServe(rest);
+    case 'keys':
+      return runKeys(rest);
+    case 'demo':
+      return runDemo(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`slipway: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`slipway: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

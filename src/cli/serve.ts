@@ -1,0 +1,43 @@
+/** `slipway serve`: runs the gateway until SIGTERM or SIGINT, then shuts down gracefully. */
+import { startApp } from '../app';
+import { resolveConfig } from '../config';
+import { parseOptions } from './parse-options';
+
+export async function runServe(args: string[]): Promise<number> {
+  const { values } = parseOptions('serve', args, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'slot-ms': { type: 'string' },
+    'bundle-result': { type: 'string' },
+    'log-level': { type: 'string' },
+  });
+  const config = resolveConfig({
+    host: values.host,
+    port: values.port,
+    dataDir: values['data-dir'],
+    slotMs: values['slot-ms'],
+    bundleResult: values['bundle-result'],
+    logLevel: values['log-level'],
+  });
+  const app = await startApp(config);
+  if (app.initialKey !== null) {
+    process.stdout.write(
+      `created the first API key (${app.initialKey.id}, all permissions); it is shown only this once:\n` +
+        `  ${app.initialKey.key}\n` +
+        `make more with: bin/slipway keys create --name NAME [--bundle] --data-dir ${config.dataDir}\n`,
+    );
+  }
+  process.stdout.write(`slipway: listening on ${app.url} (upstream: embedded ledger, data dir: ${config.dataDir})\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.stderr.write(`slipway: ${signal} received, shutting down\n`);
+      resolve();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  await app.close();
+  return 0;
+}

@@ -1,0 +1,87 @@
+/**
+ * Slipway's configuration: one typed object, its defaults in one place, read from
+ * environment variables and overridden by command-line flags. docs/CONFIG.md has the table.
+ */
+import path from 'node:path';
+
+export interface SlipwayConfig {
+  readonly host: string;
+  readonly port: number;
+  /** Keys, journal and the embedded ledger's state live here. */
+  readonly dataDir: string;
+  /** Milliseconds per slot of the embedded ledger. */
+  readonly slotMs: number;
+  /** `sendBundle`'s result: the bundle ID (default) or the array of signatures (the spec's example). */
+  readonly bundleResult: 'id' | 'signatures';
+  /** How long an accepted transaction is remembered for duplicate detection (≥ a blockhash's 150-slot life). */
+  readonly duplicateTtlMs: number;
+  /** SQLite `synchronous` for the journal: NORMAL survives kill -9, FULL also power loss. */
+  readonly journalSync: 'NORMAL' | 'FULL';
+  /** How often the embedded ledger's state is saved, bounding what recovery replays after a crash. */
+  readonly snapshotIntervalMs: number;
+  readonly logLevel: string;
+}
+
+export const DEFAULT_CONFIG: SlipwayConfig = {
+  host: '127.0.0.1',
+  port: 8080,
+  dataDir: './data',
+  slotMs: 400,
+  bundleResult: 'id',
+  duplicateTtlMs: 120_000,
+  journalSync: 'NORMAL',
+  snapshotIntervalMs: 10_000,
+  logLevel: 'info',
+};
+
+const ENV: Record<keyof SlipwayConfig, string> = {
+  host: 'SLIPWAY_HOST',
+  port: 'SLIPWAY_PORT',
+  dataDir: 'SLIPWAY_DATA_DIR',
+  slotMs: 'SLIPWAY_SLOT_MS',
+  bundleResult: 'SLIPWAY_BUNDLE_RESULT',
+  duplicateTtlMs: 'SLIPWAY_DUPLICATE_TTL_MS',
+  journalSync: 'SLIPWAY_JOURNAL_SYNC',
+  snapshotIntervalMs: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
+  logLevel: 'SLIPWAY_LOG_LEVEL',
+};
+
+/** Merges defaults, environment and explicit settings (in rising priority), and checks them. */
+export function resolveConfig(settings: Partial<Record<keyof SlipwayConfig, string | number | undefined>>, env: NodeJS.ProcessEnv = process.env): SlipwayConfig {
+  const pick = (name: keyof SlipwayConfig): string | undefined => {
+    const explicit = settings[name];
+    return explicit !== undefined ? String(explicit) : env[ENV[name]];
+  };
+  const integer = (name: keyof SlipwayConfig, min: number, max: number): number => {
+    const raw = pick(name);
+    if (raw === undefined) return DEFAULT_CONFIG[name] as number;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}; env ${ENV[name]})`);
+    }
+    return value;
+  };
+  const oneOf = <T extends string>(name: keyof SlipwayConfig, allowed: readonly T[]): T => {
+    const raw = pick(name) ?? (DEFAULT_CONFIG[name] as string);
+    if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
+    return raw as T;
+  };
+  return {
+    host: pick('host') ?? DEFAULT_CONFIG.host,
+    port: integer('port', 0, 65535),
+    dataDir: path.resolve(pick('dataDir') ?? DEFAULT_CONFIG.dataDir),
+    slotMs: integer('slotMs', 10, 60_000),
+    bundleResult: oneOf('bundleResult', ['id', 'signatures'] as const),
+    duplicateTtlMs: integer('duplicateTtlMs', 1_000, 86_400_000),
+    journalSync: oneOf('journalSync', ['NORMAL', 'FULL'] as const),
+    snapshotIntervalMs: integer('snapshotIntervalMs', 100, 3_600_000),
+    logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  };
+}
+
+/** Where each store keeps its files inside the data directory. */
+export const dataPaths = (dataDir: string) => ({
+  keys: path.join(dataDir, 'keys.sqlite'),
+  journal: path.join(dataDir, 'journal.sqlite'),
+  ledger: path.join(dataDir, 'ledger'),
+});

@@ -1,0 +1,66 @@
+/**
+ * The one catalogue of Slipway's error codes.
+ *
+ * Each entry fixes the JSON-RPC code, the HTTP status and the metric label of one kind of
+ * refusal. Codes reuse Agave's JSON-RPC codes where a Solana node has the same error, so
+ * Solana clients decode Slipway's errors natively; Slipway's own codes sit in -32090..-32099.
+ * Codes are never renumbered: clients match on them. `/submit-batch` reports the same
+ * numeric codes in its `{code, message}` body (success there is `code: 1`).
+ */
+export const ERROR_CATALOGUE = {
+  PARSE_ERROR: { code: -32700, http: 200, batchHttp: 400 },
+  INVALID_REQUEST: { code: -32600, http: 200, batchHttp: 400 },
+  METHOD_NOT_FOUND: { code: -32601, http: 200, batchHttp: 400 },
+  INVALID_PARAMS: { code: -32602, http: 200, batchHttp: 400 },
+  INTERNAL_ERROR: { code: -32603, http: 200, batchHttp: 500 },
+  /** Agave: RpcCustomError::SendTransactionPreflightFailure. */
+  PREFLIGHT_FAILURE: { code: -32002, http: 200, batchHttp: 400 },
+  /** Agave: RpcCustomError::TransactionSignatureVerificationFailure. */
+  SIGNATURE_VERIFICATION_FAILURE: { code: -32003, http: 200, batchHttp: 400 },
+  /** Agave: RpcCustomError::MinContextSlotNotReached. */
+  MIN_CONTEXT_SLOT_NOT_REACHED: { code: -32016, http: 200, batchHttp: 400 },
+  /** A bundle that the route executed and rejected as a whole; nothing of it remains. */
+  BUNDLE_REJECTED: { code: -32090, http: 200, batchHttp: 400 },
+  /** The upstream could not take the submission (unreachable, refused, timed out). */
+  UPSTREAM_UNAVAILABLE: { code: -32091, http: 200, batchHttp: 502 },
+  /** No, unknown or revoked API key. */
+  UNAUTHORIZED: { code: -32098, http: 401, batchHttp: 401 },
+  /** The key is valid but lacks the permission the operation needs. */
+  FORBIDDEN: { code: -32099, http: 403, batchHttp: 403 },
+} as const;
+
+export type ErrorKind = keyof typeof ERROR_CATALOGUE;
+
+/** An expected refusal, carried as a value through the pipeline up to the HTTP layer. */
+export interface SlipwayError {
+  readonly kind: ErrorKind;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** Builds a refusal of the given kind; the message must tell the user what to change. */
+export function slipwayError(kind: ErrorKind, message: string, data?: unknown): SlipwayError {
+  return data === undefined ? { kind, message } : { kind, message, data };
+}
+
+export function isSlipwayError(value: unknown): value is SlipwayError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as SlipwayError).kind === 'string' &&
+    (value as SlipwayError).kind in ERROR_CATALOGUE &&
+    typeof (value as SlipwayError).message === 'string'
+  );
+}
+
+/** The JSON-RPC error object a client receives for a refusal. */
+export function toJsonRpcError(error: SlipwayError): { code: number; message: string; data?: unknown } {
+  const { code } = ERROR_CATALOGUE[error.kind];
+  return error.data === undefined ? { code, message: error.message } : { code, message: error.message, data: error.data };
+}
+
+/** The result type of every pipeline step that can refuse. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: SlipwayError };
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const fail = <T = never>(error: SlipwayError): Result<T> => ({ ok: false, error });

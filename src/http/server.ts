@@ -1,0 +1,176 @@
+/**
+ * The HTTP surface: routes, authentication, and the translation between wire shapes and
+ * the pipeline. No business rule lives here.
+ *
+ * Paths: `POST /` (JSON-RPC), `POST /submit-batch`, `POST /api/v1/transactions` and
+ * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Authenticator } from '../auth/authenticator';
+import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
+import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
+import { refusalsTotal, requestDuration } from '../metrics/metrics';
+import type { RecentTransactions } from '../pipeline/recent-transactions';
+import type { Router } from '../pipeline/router';
+import type { SubmissionPipeline } from '../pipeline/submission-pipeline';
+import type { ApiKeyRecord } from '../stores/key-store';
+import { createJsonRpcHandler, errorResponse, type RpcCallContext } from './json-rpc-handler';
+import { parseSubmitBatchParams } from './submission-params';
+
+/** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+const PARSE_FAILED = Symbol('parse failed');
+const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
+const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
+
+export interface HttpServerOptions {
+  readonly authenticator: Authenticator;
+  readonly pipeline: SubmissionPipeline;
+  readonly router: Router;
+  readonly recent: RecentTransactions;
+  readonly bundleResult: 'id' | 'signatures';
+  readonly logLevel: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey: ApiKeyRecord | null;
+  }
+}
+
+export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      // Logs go to stderr: stdout carries what the CLI prints for people and scripts.
+      stream: process.stderr,
+      // Query strings can carry API keys (Jito's `uuid`): log the path alone.
+      serializers: { req: (req) => ({ method: req.method, path: req.url.split('?')[0] }) },
+    },
+    // A line per request is far too frequent to log on a submission gateway.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.decorateRequest('apiKey', null);
+
+  // Bodies are parsed as JSON whatever their Content-Type says (curl's default is form
+  // encoding); a parse failure is answered by the route in the route's own shape.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(null, PARSE_FAILED);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    (request as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
+    if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
+    const key = request.headers['x-api-key'] ?? (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined);
+    const record = options.authenticator.authenticate(Array.isArray(key) ? key[0] : key);
+    if (record === null) {
+      const message =
+        key === undefined
+          ? 'missing API key: send it in the x-api-key header'
+          : 'invalid API key: it is unknown or has been revoked';
+      return refuse(request, reply, slipwayError('UNAUTHORIZED', message));
+    }
+    request.apiKey = record;
+  });
+
+  app.addHook('onResponse', async (request) => {
+    const startedAt = (request as FastifyRequest & { startedAt?: bigint }).startedAt;
+    if (startedAt !== undefined && request.routeOptions.url !== undefined) {
+      requestDuration.observe({ path: request.routeOptions.url }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    }
+  });
+
+  const handleRpc = createJsonRpcHandler({
+    pipeline: options.pipeline,
+    router: options.router,
+    recent: options.recent,
+    bundleResult: options.bundleResult,
+    logError: (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'),
+  });
+
+  for (const path of JSON_RPC_PATHS) {
+    app.post(path, async (request, reply) => {
+      if (request.body === PARSE_FAILED) return refuse(request, reply, slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON'));
+      const antiMev = parseAntiMev(request);
+      if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
+      const context: RpcCallContext = { key: request.apiKey!, antiMev };
+      const { status, body } = await handleRpc(request.body, context);
+      return status === 204 ? reply.code(204).send() : reply.code(status).send(body);
+    });
+  }
+
+  app.post('/submit-batch', async (request, reply) => {
+    const body = request.body;
+    if (body === PARSE_FAILED) return refuse(request, reply, slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON'));
+    const antiMev = parseAntiMev(request);
+    if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return refuse(request, reply, slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
+    }
+    const { jsonrpc, id, params } = body as Record<string, unknown>;
+    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refuse(request, reply, slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
+    if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
+      return refuse(request, reply, slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
+    }
+    const txs = parseSubmitBatchParams(params, options.recent);
+    if (!txs.ok) return refuse(request, reply, txs.error);
+    const submitted = await options.pipeline.submitBatch(txs.value, { keyId: request.apiKey!.id, antiMev });
+    if (!submitted.ok) return refuse(request, reply, submitted.error);
+    return reply.code(200).send({ code: 1, message: 'success', signatures: submitted.value });
+  });
+
+  app.get('/health', async () => ({ status: 'ok', slot: await options.router.getSlot() }));
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({
+      code: 404,
+      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles and GET /health`,
+    });
+  });
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) app.log.error({ err: error }, 'request failed unexpectedly');
+    const kind: ErrorKind = status === 413 ? 'INVALID_REQUEST' : status < 500 ? 'INVALID_REQUEST' : 'INTERNAL_ERROR';
+    const message =
+      status === 413
+        ? `the request body is larger than ${BODY_LIMIT_BYTES} bytes`
+        : status < 500
+          ? `bad request: ${error.message}`
+          : 'Internal error: the request could not be completed';
+    return refuse(request, reply, slipwayError(kind, message));
+  });
+
+  return app;
+}
+
+/** Answers a refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */
+function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayError): FastifyReply {
+  const entry = ERROR_CATALOGUE[error.kind];
+  if (request.routeOptions.url === '/submit-batch') {
+    refusalsTotal.inc({ kind: error.kind });
+    return reply.code(entry.batchHttp).send({ code: entry.code, message: error.message });
+  }
+  return reply.code(entry.http).send(errorResponse(null, error));
+}
+
+/** Jito clients carry their credential in `x-jito-auth` or in the `uuid` query parameter. */
+function jitoCredential(request: FastifyRequest): string | string[] | undefined {
+  return request.headers['x-jito-auth'] ?? (request.query as Record<string, string | string[] | undefined>).uuid;
+}
+
+function parseAntiMev(request: FastifyRequest): boolean | SlipwayError {
+  const value = (request.query as Record<string, unknown>).anti_mev;
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  return slipwayError('INVALID_PARAMS', 'the anti_mev query parameter must be 1 (protection on) or 0 (off)');
+}

@@ -1,0 +1,188 @@
+/**
+ * The read side of the embedded ledger in Solana's JSON-RPC shapes (and Jito's, for bundle
+ * statuses), so that real clients (@solana/web3.js, @solana/kit, Jito's) can build, send
+ * and confirm against it. Each method takes the raw `params` array and answers a result or
+ * an error the way an Agave node does.
+ */
+import bs58 from 'bs58';
+import type { RpcAnswer } from '../upstreams/upstream';
+import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger } from './local-ledger';
+
+/** Jito's mainnet tip accounts: a tip is a plain transfer to one of them. */
+export const JITO_TIP_ACCOUNTS = [
+  '96gYZGLnJYVFmbjzopPSU6QiEV5fGqZNyN9nmNhvrZU5',
+  'HFqU5x63VTqvQss8hp11i4wVV8bD44PvwucfZ2bU7gRe',
+  'Cw8CFyM9FkoMi7K7Crf6HNQqf4uEMzpKw6QNghXLvLkY',
+  'ADaUMid9yfUytqMBgopwjb2DTLSokTSzL1zt6iGPaS49',
+  'DfXygSm4jCyNCybVYYK6DwvWqjKee8pbDmJGcLWNDXjh',
+  'ADuUkR4vqLUMWXxW9gh6D6L8pMSawimctcNZ5pGwDcEt',
+  'DttWaMuVvTiduZRnguLF7jNxTgiMBZ1hyAumKUiL2KRL',
+  '3AVi9Tg9Uo68tJfuvoKvqKNWKkC5wPdSSdeBnizKZ6jT',
+];
+
+/** The Solana version the ledger's RPC claims, for clients that check features by version. */
+const SOLANA_CORE_VERSION = '2.3.0';
+const API_VERSION = SOLANA_CORE_VERSION;
+const MAX_SIGNATURE_STATUSES = 256;
+const MAX_BUNDLE_IDS = 5;
+
+type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
+
+const invalidParams = (message: string): RpcAnswer => ({ error: { code: -32602, message } });
+
+function withContext(ledger: LocalLedger, value: unknown): RpcAnswer {
+  return { result: { context: { slot: ledger.currentSlot, apiVersion: API_VERSION }, value } };
+}
+
+function parseAddress(value: unknown): Uint8Array | RpcAnswer {
+  if (typeof value !== 'string') return invalidParams('Invalid param: expected a base58 address string');
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(value);
+  } catch {
+    return invalidParams('Invalid param: Invalid');
+  }
+  return bytes.length === 32 ? bytes : invalidParams('Invalid param: WrongSize');
+}
+
+const isAnswer = (value: unknown): value is RpcAnswer => !(value instanceof Uint8Array);
+
+function encodeAccount(account: NonNullable<ReturnType<LocalLedger['getAccount']>>, encoding: unknown): unknown {
+  const data =
+    encoding === 'base58' ? [bs58.encode(account.data), 'base58'] : [Buffer.from(account.data).toString('base64'), 'base64'];
+  return {
+    data,
+    executable: account.executable,
+    lamports: Number(account.lamports),
+    owner: bs58.encode(account.owner),
+    rentEpoch: Number.MAX_SAFE_INTEGER < account.rentEpoch ? 18446744073709551615 : Number(account.rentEpoch),
+    space: account.data.length,
+  };
+}
+
+function configOf(params: readonly unknown[], index: number): Record<string, unknown> {
+  const value = params[index];
+  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+}
+
+function confirmationOf(ledger: LocalLedger, slot: number): { confirmations: number | null; confirmationStatus: string } {
+  const depth = ledger.currentSlot - slot;
+  if (depth >= FINALIZED_DEPTH) return { confirmations: null, confirmationStatus: 'finalized' };
+  return { confirmations: depth, confirmationStatus: depth >= CONFIRMED_DEPTH ? 'confirmed' : 'processed' };
+}
+
+function bundleIdsOf(params: readonly unknown[]): string[] | RpcAnswer {
+  const ids = params[0];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+    return invalidParams('params[0] must be an array of bundle ID strings');
+  }
+  if (ids.length > MAX_BUNDLE_IDS) return invalidParams(`params[0] has ${ids.length} bundle IDs; at most ${MAX_BUNDLE_IDS}`);
+  return ids as string[];
+}
+
+export const LEDGER_RPC_METHODS: Record<string, Method> = {
+  getHealth: () => ({ result: 'ok' }),
+  getVersion: () => ({ result: { 'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0 } }),
+  getSlot: (ledger) => ({ result: ledger.currentSlot }),
+  getBlockHeight: (ledger) => ({ result: ledger.blockHeight }),
+  getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
+  isBlockhashValid: (ledger, params) => {
+    if (typeof params[0] !== 'string') return invalidParams('params[0] must be a base58 blockhash string');
+    return withContext(ledger, ledger.isBlockhashValid(params[0]));
+  },
+  getBalance: (ledger, params) => {
+    const address = parseAddress(params[0]);
+    if (isAnswer(address)) return address;
+    return withContext(ledger, Number(ledger.getAccount(address)?.lamports ?? 0n));
+  },
+  getAccountInfo: (ledger, params) => {
+    const address = parseAddress(params[0]);
+    if (isAnswer(address)) return address;
+    const account = ledger.getAccount(address);
+    return withContext(ledger, account === null ? null : encodeAccount(account, configOf(params, 1).encoding));
+  },
+  getMultipleAccounts: (ledger, params) => {
+    if (!Array.isArray(params[0])) return invalidParams('params[0] must be an array of base58 addresses');
+    const encoding = configOf(params, 1).encoding;
+    const accounts: unknown[] = [];
+    for (const value of params[0]) {
+      const address = parseAddress(value);
+      if (isAnswer(address)) return address;
+      const account = ledger.getAccount(address);
+      accounts.push(account === null ? null : encodeAccount(account, encoding));
+    }
+    return withContext(ledger, accounts);
+  },
+  getMinimumBalanceForRentExemption: (ledger, params) => {
+    const length = params[0];
+    if (typeof length !== 'number' || !Number.isInteger(length) || length < 0) {
+      return invalidParams('params[0] must be the account data length, a non-negative integer');
+    }
+    return { result: Number(ledger.minimumBalanceForRentExemption(length)) };
+  },
+  getSignatureStatuses: (ledger, params) => {
+    const signatures = params[0];
+    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
+      return invalidParams('params[0] must be an array of base58 signature strings');
+    }
+    if (signatures.length > MAX_SIGNATURE_STATUSES) {
+      return invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+    }
+    return withContext(
+      ledger,
+      (signatures as string[]).map((signature) => {
+        const status = ledger.getSignatureStatus(signature);
+        if (status === undefined) return null;
+        return {
+          slot: status.slot,
+          ...confirmationOf(ledger, status.slot),
+          err: status.err,
+          status: status.err === null ? { Ok: null } : { Err: status.err },
+        };
+      }),
+    );
+  },
+  requestAirdrop: (ledger, params) => {
+    const address = parseAddress(params[0]);
+    if (isAnswer(address)) return address;
+    const lamports = params[1];
+    if (typeof lamports !== 'number' || !Number.isSafeInteger(lamports) || lamports <= 0) {
+      return invalidParams('params[1] must be the number of lamports, a positive integer');
+    }
+    const result = ledger.airdrop(address, BigInt(lamports));
+    return 'signature' in result ? { result: result.signature } : { error: { code: -32603, message: `airdrop failed: ${result.error}` } };
+  },
+  getTipAccounts: () => ({ result: JITO_TIP_ACCOUNTS }),
+  getBundleStatuses: (ledger, params) => {
+    const ids = bundleIdsOf(params);
+    if (!Array.isArray(ids)) return ids;
+    return withContext(
+      ledger,
+      ids.map((bundleId) => {
+        const bundle = ledger.getBundle(bundleId);
+        if (bundle === undefined || !bundle.landed) return null;
+        return {
+          bundle_id: bundleId,
+          transactions: bundle.signatures,
+          slot: bundle.slot,
+          confirmation_status: confirmationOf(ledger, bundle.slot).confirmationStatus,
+          err: { Ok: null },
+        };
+      }),
+    );
+  },
+  getInflightBundleStatuses: (ledger, params) => {
+    const ids = bundleIdsOf(params);
+    if (!Array.isArray(ids)) return ids;
+    return withContext(
+      ledger,
+      ids.map((bundleId) => {
+        const bundle = ledger.getBundle(bundleId);
+        if (bundle === undefined) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
+        return bundle.landed
+          ? { bundle_id: bundleId, status: 'Landed', landed_slot: bundle.slot }
+          : { bundle_id: bundleId, status: 'Failed', landed_slot: null };
+      }),
+    );
+  },
+};

@@ -1,0 +1,357 @@
+/**
+ * The embedded Solana ledger: LiteSVM (real program execution, fees, the system and token
+ * programs) plus what LiteSVM leaves out and a cluster has: slots on a timer, a window of
+ * the last 150 blockhashes, signature statuses by slot depth, atomic bundles, and
+ * persistence across restarts.
+ *
+ * LiteSVM accepts only its latest blockhash, and would refuse a transaction it has seen
+ * before even when that transaction belonged to a bundle that was undone; so its own
+ * blockhash check and transaction history are off, and this class keeps both.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import bs58 from 'bs58';
+import { LiteSVM } from 'litesvm';
+import { Account, FailedTransactionMetadata, type LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
+import type { WireTransaction } from '../validation/wire-transaction';
+import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
+
+/** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
+export const MAX_PROCESSING_AGE = 150;
+/** Depth (in slots) at which a status is reported `confirmed`, then `finalized`. */
+export const CONFIRMED_DEPTH = 1;
+export const FINALIZED_DEPTH = 32;
+/** Statuses kept for `getSignatureStatuses`; older ones are forgotten (as a node's status cache does). */
+const MAX_STATUSES = 200_000;
+const MAX_BUNDLES = 50_000;
+/** Address lookup tables keep a 56-byte header before their addresses. */
+const LOOKUP_TABLE_META_SIZE = 56;
+const SYSTEM_PROGRAM = new Uint8Array(32);
+
+/**
+ * Errors raised before a transaction executes: a cluster never includes such a transaction
+ * in a block, so it gets no status (it is dropped), and no fee is charged.
+ */
+const NOT_INCLUDED = new Set([
+  'AccountNotFound', 'InsufficientFundsForFee', 'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound',
+  'SanitizeFailure', 'AccountLoadedTwice', 'AddressLookupTableNotFound', 'InvalidAddressLookupTableOwner',
+  'InvalidAddressLookupTableData', 'InvalidAddressLookupTableIndex', 'SignatureFailure', 'UnsupportedVersion',
+  'TooManyAccountLocks', 'MissingSignatureForFee', 'ProgramAccountNotFound', 'InvalidProgramForExecution',
+]);
+
+export interface LedgerConfig {
+  /** Milliseconds per slot; each slot gets a new blockhash. */
+  readonly slotMs: number;
+}
+
+export interface ExecutionOutcome {
+  readonly signature: string;
+  readonly err: TransactionErrorJson | null;
+  /** Agave's display text of `err`, for messages. */
+  readonly errText: string | null;
+  readonly logs: string[];
+  readonly unitsConsumed: number;
+  /** False when the cluster would not have included it (no status, no fee). */
+  readonly included: boolean;
+}
+
+export interface SignatureStatus {
+  readonly slot: number;
+  readonly err: TransactionErrorJson | null;
+}
+
+export interface BundleRecord {
+  readonly bundleId: string;
+  readonly signatures: string[];
+  readonly slot: number;
+  readonly landed: boolean;
+  readonly err: TransactionErrorJson | null;
+}
+
+export type BundleOutcome =
+  | { readonly landed: true; readonly slot: number; readonly outcomes: ExecutionOutcome[] }
+  | { readonly landed: false; readonly failedIndex: number; readonly outcome: ExecutionOutcome };
+
+export interface AccountView {
+  readonly lamports: bigint;
+  readonly data: Uint8Array;
+  readonly owner: Uint8Array;
+  readonly executable: boolean;
+  readonly rentEpoch: bigint;
+}
+
+interface SavedMeta {
+  version: 1;
+  slot: number;
+  blockhashes: [string, number][];
+  statuses: [string, SignatureStatus][];
+  bundles: BundleRecord[];
+  journalSeq: number;
+}
+
+const SNAPSHOT_FILE = 'ledger.svm';
+const META_FILE = 'ledger.json';
+
+export class LocalLedger {
+  private slot: number;
+  /** Recent blockhashes (base58) → the slot that produced them, oldest first. */
+  private readonly blockhashes = new Map<string, number>();
+  private readonly statuses = new Map<string, SignatureStatus>();
+  private readonly bundles = new Map<string, BundleRecord>();
+  private timer: NodeJS.Timeout | undefined;
+  /** The journal sequence number up to which this state includes submissions. */
+  journalSeq = 0;
+
+  private constructor(private svm: LiteSvm, private readonly config: LedgerConfig, meta?: SavedMeta) {
+    if (meta === undefined) {
+      this.slot = Number(svm.getClock().slot);
+      this.blockhashes.set(svm.latestBlockhash(), this.slot);
+    } else {
+      this.slot = meta.slot;
+      for (const [hash, slot] of meta.blockhashes) this.blockhashes.set(hash, slot);
+      for (const [signature, status] of meta.statuses) this.statuses.set(signature, status);
+      for (const bundle of meta.bundles) this.bundles.set(bundle.bundleId, bundle);
+      this.journalSeq = meta.journalSeq;
+    }
+  }
+
+  /** A fresh ledger, or the one saved in `dir` by `save`. */
+  static open(config: LedgerConfig, dir?: string): LocalLedger {
+    if (dir !== undefined && fs.existsSync(path.join(dir, META_FILE)) && fs.existsSync(path.join(dir, SNAPSHOT_FILE))) {
+      const meta = JSON.parse(fs.readFileSync(path.join(dir, META_FILE), 'utf8')) as SavedMeta;
+      const svm = LiteSVM.fromBytes(fs.readFileSync(path.join(dir, SNAPSHOT_FILE)));
+      return new LocalLedger(configure(svm), config, meta);
+    }
+    return new LocalLedger(configure(new LiteSVM()), config);
+  }
+
+  /** Starts producing slots. */
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.advanceSlot(), this.config.slotMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Ends the current slot: the next one has a new blockhash; the oldest falls out of the window. */
+  advanceSlot(): void {
+    this.slot += 1;
+    this.svm.warpToSlot(BigInt(this.slot));
+    this.svm.expireBlockhash();
+    this.blockhashes.set(this.svm.latestBlockhash(), this.slot);
+    for (const [hash, slot] of this.blockhashes) {
+      if (this.slot - slot <= MAX_PROCESSING_AGE) break;
+      this.blockhashes.delete(hash);
+    }
+  }
+
+  get currentSlot(): number {
+    return this.slot;
+  }
+
+  /** Block height equals the slot: the embedded ledger skips no slot. */
+  get blockHeight(): number {
+    return this.slot;
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
+    return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: this.slot + MAX_PROCESSING_AGE };
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    return this.blockhashes.has(blockhash);
+  }
+
+  /** Runs the transaction without committing anything (preflight). */
+  simulate(tx: ValidatedTransaction): ExecutionOutcome {
+    const refused = this.checkAdmission(tx);
+    if (refused !== undefined) return refused;
+    const bytes = tx.wire.bytes;
+    const result = tx.wire.version === 'legacy' ? this.svm.simulateLegacyTransaction(bytes) : this.svm.simulateVersionedTransaction(bytes);
+    if (result instanceof FailedTransactionMetadata) return failed(tx.signature, result);
+    return succeeded(tx.signature, result.meta());
+  }
+
+  /** Executes and commits one transaction, as a leader including it in the current slot would. */
+  execute(tx: ValidatedTransaction, options: { replay?: boolean } = {}): ExecutionOutcome {
+    const refused = this.checkAdmission(tx, options.replay === true);
+    if (refused !== undefined) return refused;
+    const outcome = this.run(tx);
+    if (outcome.included) this.recordStatus(outcome);
+    return outcome;
+  }
+
+  /**
+   * Executes the transactions in order, all or nothing: when one fails, every account the
+   * bundle could have written is put back as it was and none of its transactions gets a status.
+   */
+  executeBundle(bundleId: string, txs: readonly ValidatedTransaction[], options: { replay?: boolean } = {}): BundleOutcome {
+    const saved = this.snapshotAccounts(txs);
+    const outcomes: ExecutionOutcome[] = [];
+    for (const [index, tx] of txs.entries()) {
+      const outcome = this.checkAdmission(tx, options.replay === true) ?? this.run(tx);
+      if (outcome.err !== null) {
+        this.restoreAccounts(saved);
+        this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: false, err: outcome.err });
+        return { landed: false, failedIndex: index, outcome };
+      }
+      outcomes.push(outcome);
+    }
+    for (const outcome of outcomes) this.recordStatus(outcome);
+    this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: true, err: null });
+    return { landed: true, slot: this.slot, outcomes };
+  }
+
+  /** Credits `lamports` to `address` with a real transfer from LiteSVM's faucet; returns its signature. */
+  airdrop(address: Uint8Array, lamports: bigint): { signature: string } | { error: string } {
+    const result = this.svm.airdrop(address, lamports);
+    if (result === null) return { error: 'airdrop failed' };
+    if (result instanceof FailedTransactionMetadata) return { error: describeTransactionError(result.err()).text };
+    const signature = bs58.encode(result.signature());
+    this.recordStatus({ signature, err: null, errText: null, logs: [], unitsConsumed: 0, included: true });
+    return { signature };
+  }
+
+  getAccount(address: Uint8Array): AccountView | null {
+    const account = this.svm.getAccount(address);
+    if (account === null || account.lamports() === 0n) return null;
+    return {
+      lamports: account.lamports(),
+      data: account.data(),
+      owner: account.owner(),
+      executable: account.executable(),
+      rentEpoch: account.rentEpoch(),
+    };
+  }
+
+  minimumBalanceForRentExemption(dataLength: number): bigint {
+    return this.svm.minimumBalanceForRentExemption(BigInt(dataLength));
+  }
+
+  getSignatureStatus(signature: string): SignatureStatus | undefined {
+    return this.statuses.get(signature);
+  }
+
+  getBundle(bundleId: string): BundleRecord | undefined {
+    return this.bundles.get(bundleId);
+  }
+
+  /** Writes the whole state to `dir` (atomically: a crash mid-save leaves the previous copy). */
+  save(dir: string): void {
+    fs.mkdirSync(dir, { recursive: true });
+    const meta: SavedMeta = {
+      version: 1,
+      slot: this.slot,
+      blockhashes: [...this.blockhashes],
+      statuses: [...this.statuses],
+      bundles: [...this.bundles.values()],
+      journalSeq: this.journalSeq,
+    };
+    writeAtomically(path.join(dir, SNAPSHOT_FILE), this.svm.toBytes());
+    writeAtomically(path.join(dir, META_FILE), JSON.stringify(meta));
+  }
+
+  /** Refusals a cluster makes before execution: unknown blockhash, already processed. */
+  private checkAdmission(tx: ValidatedTransaction, replay = false): ExecutionOutcome | undefined {
+    if (this.statuses.has(tx.signature)) return notIncluded(tx.signature, 'AlreadyProcessed');
+    if (!replay && !tx.usesDurableNonce && !this.blockhashes.has(bs58.encode(tx.wire.recentBlockhash))) {
+      return notIncluded(tx.signature, 'BlockhashNotFound');
+    }
+    return undefined;
+  }
+
+  private run(tx: ValidatedTransaction): ExecutionOutcome {
+    const bytes = tx.wire.bytes;
+    const result = tx.wire.version === 'legacy' ? this.svm.sendLegacyTransaction(bytes) : this.svm.sendVersionedTransaction(bytes);
+    return result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
+  }
+
+  private recordStatus(outcome: ExecutionOutcome): void {
+    this.statuses.set(outcome.signature, { slot: this.slot, err: outcome.err });
+    if (this.statuses.size > MAX_STATUSES) this.statuses.delete(this.statuses.keys().next().value!);
+  }
+
+  private rememberBundle(record: BundleRecord): void {
+    this.bundles.set(record.bundleId, record);
+    if (this.bundles.size > MAX_BUNDLES) this.bundles.delete(this.bundles.keys().next().value!);
+  }
+
+  /** Every account the transactions can write: static keys and addresses loaded from lookup tables. */
+  private snapshotAccounts(txs: readonly ValidatedTransaction[]): Map<string, Account | null> {
+    const saved = new Map<string, Account | null>();
+    const keep = (address: Uint8Array) => {
+      const key = Buffer.from(address).toString('latin1');
+      if (!saved.has(key)) saved.set(key, this.svm.getAccount(address));
+    };
+    for (const tx of txs) {
+      for (const key of tx.wire.staticAccountKeys) keep(key);
+      for (const address of this.lookupAddresses(tx.wire)) keep(address);
+    }
+    return saved;
+  }
+
+  private restoreAccounts(saved: Map<string, Account | null>): void {
+    for (const [key, account] of saved) {
+      const address = Buffer.from(key, 'latin1');
+      this.svm.setAccount(address, account ?? new Account(0n, new Uint8Array(0), SYSTEM_PROGRAM, false, 0n));
+    }
+  }
+
+  private lookupAddresses(wire: WireTransaction): Uint8Array[] {
+    const addresses: Uint8Array[] = [];
+    for (const lookup of wire.addressTableLookups) {
+      const table = this.svm.getAccount(lookup.tableAddress);
+      if (table === null) continue;
+      const data = table.data();
+      for (const index of [...lookup.writableIndexes, ...lookup.readonlyIndexes]) {
+        const start = LOOKUP_TABLE_META_SIZE + index * 32;
+        if (start + 32 <= data.length) addresses.push(data.subarray(start, start + 32));
+      }
+    }
+    return addresses;
+  }
+}
+
+function configure(svm: LiteSVM): LiteSvm {
+  svm.withSigverify(false).withBlockhashCheck(false).withTransactionHistory(0n);
+  return (svm as unknown as { inner: LiteSvm }).inner;
+}
+
+function succeeded(signature: string, meta: TransactionMetadata): ExecutionOutcome {
+  return { signature, err: null, errText: null, logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed()), included: true };
+}
+
+function failed(signature: string, result: FailedTransactionMetadata): ExecutionOutcome {
+  const described = describeTransactionError(result.err());
+  const meta = result.meta();
+  return {
+    signature,
+    err: described.json,
+    errText: described.text,
+    logs: meta.logs(),
+    unitsConsumed: Number(meta.computeUnitsConsumed()),
+    included: typeof described.json !== 'string' || !NOT_INCLUDED.has(described.json),
+  };
+}
+
+function notIncluded(signature: string, name: 'AlreadyProcessed' | 'BlockhashNotFound'): ExecutionOutcome {
+  const described = describeFieldlessError(name);
+  return { signature, err: described.json, errText: described.text, logs: [], unitsConsumed: 0, included: false };
+}
+
+function writeAtomically(file: string, contents: string | Uint8Array): void {
+  const temporary = `${file}.tmp`;
+  const fd = fs.openSync(temporary, 'w');
+  try {
+    fs.writeSync(fd, typeof contents === 'string' ? Buffer.from(contents) : contents);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temporary, file);
+}

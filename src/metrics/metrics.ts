@@ -1,0 +1,33 @@
+/**
+ * Slipway's metrics, registered in prom-client's default registry from the start so that
+ * counting begins with the first request (they are exposed over HTTP by a later change).
+ * Label values come from fixed lists (operations, outcomes, error kinds), never free text.
+ */
+import client from 'prom-client';
+
+export const submissionsTotal = new client.Counter({
+  name: 'slipway_submissions_total',
+  help: 'Submissions by operation and outcome (accepted, duplicate, refused, rejected).',
+  labelNames: ['operation', 'outcome'] as const,
+});
+
+export const transactionsTotal = new client.Counter({
+  name: 'slipway_transactions_total',
+  help: 'Transactions handed to the router, by operation.',
+  labelNames: ['operation'] as const,
+});
+
+export const refusalsTotal = new client.Counter({
+  name: 'slipway_refusals_total',
+  help: 'Requests refused, by error kind of the error catalogue.',
+  labelNames: ['kind'] as const,
+});
+
+export const requestDuration = new client.Histogram({
+  name: 'slipway_request_duration_seconds',
+  help: 'Time from request received to response sent, by path.',
+  labelNames: ['path'] as const,
+  buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+});
+
+export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';

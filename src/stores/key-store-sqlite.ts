@@ -1,0 +1,96 @@
+/**
+ * API keys in SQLite. Changes made by another process (the CLI) are seen through
+ * `PRAGMA data_version`, which SQLite bumps when another connection commits: polling it
+ * is a cheap read, so the server picks up a change well within a second.
+ */
+import type { Migrations } from './sqlite-database';
+import { openSqlite } from './sqlite-database';
+import type { ApiKeyRecord, KeyStore, StoredKey } from './key-store';
+import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
+
+const MIGRATIONS: Migrations = [
+  `CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     key_hash BLOB NOT NULL UNIQUE,
+     bundle INTEGER NOT NULL DEFAULT 0,
+     created_at TEXT NOT NULL,
+     revoked_at TEXT
+   );`,
+];
+
+const WATCH_INTERVAL_MS = 200;
+
+interface Row {
+  id: string;
+  name: string;
+  key_hash: Buffer;
+  bundle: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const toRecord = (row: Row): ApiKeyRecord => ({
+  id: row.id,
+  name: row.name,
+  bundle: row.bundle === 1,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+export function createSqliteKeyStore(file: string): KeyStore {
+  const db = openSqlite(file, MIGRATIONS);
+  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at) VALUES (?, ?, ?, ?, ?)');
+  const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
+  const selectActive = db.prepare('SELECT * FROM api_keys WHERE revoked_at IS NULL');
+  const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+  const exists = db.prepare('SELECT 1 FROM api_keys WHERE id = ?');
+  const setBundle = db.prepare('UPDATE api_keys SET bundle = ? WHERE id = ?');
+  const watchers = new Set<() => void>();
+  const notify = () => watchers.forEach((watcher) => watcher());
+
+  return {
+    async create({ name, bundle }) {
+      const key = generateApiKey();
+      const row: Row = { id: generateKeyId(), name, key_hash: hashApiKey(key), bundle: bundle ? 1 : 0, created_at: new Date().toISOString(), revoked_at: null };
+      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at);
+      notify();
+      return { record: toRecord(row), key };
+    },
+    async list() {
+      return (selectAll.all() as Row[]).map(toRecord);
+    },
+    async revoke(id) {
+      const changed = revoke.run(new Date().toISOString(), id).changes > 0;
+      if (changed) notify();
+      return changed || exists.get(id) !== undefined;
+    },
+    async setBundle(id, bundle) {
+      const changed = setBundle.run(bundle ? 1 : 0, id).changes > 0;
+      if (changed) notify();
+      return changed;
+    },
+    async loadActive(): Promise<StoredKey[]> {
+      return (selectActive.all() as Row[]).map((row) => ({ record: toRecord(row), hash: row.key_hash }));
+    },
+    watch(onChange) {
+      watchers.add(onChange);
+      let version = db.pragma('data_version', { simple: true }) as number;
+      const timer = setInterval(() => {
+        const now = db.pragma('data_version', { simple: true }) as number;
+        if (now !== version) {
+          version = now;
+          onChange();
+        }
+      }, WATCH_INTERVAL_MS);
+      timer.unref();
+      return () => {
+        clearInterval(timer);
+        watchers.delete(onChange);
+      };
+    },
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * API keys: the store interface, and the format and hashing of keys.
+ *
+ * A key is 24 random bytes in base58 behind the prefix `slw_` (the prefix lets secret
+ * scanners spot a leaked key). Only its SHA-256 is stored: a key has 192 bits of entropy,
+ * so a fast hash cannot be brute-forced, and a slow one (bcrypt, argon2) would cost
+ * milliseconds on every request for no gain.
+ */
+import crypto from 'node:crypto';
+import bs58 from 'bs58';
+
+export const KEY_PREFIX = 'slw_';
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Whether the key may call `sendBundle` (off by default, as the spec says). */
+  readonly bundle: boolean;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+export interface StoredKey {
+  readonly record: ApiKeyRecord;
+  readonly hash: Buffer;
+}
+
+export interface KeyStore {
+  /** Creates a key; the clear key is returned once and never stored. */
+  create(input: { name: string; bundle: boolean }): Promise<{ record: ApiKeyRecord; key: string }>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** False when no such key exists. */
+  revoke(id: string): Promise<boolean>;
+  setBundle(id: string, bundle: boolean): Promise<boolean>;
+  /** Every key that is not revoked, with its hash, for the authenticator. */
+  loadActive(): Promise<StoredKey[]>;
+  /** Calls `onChange` soon after any change, including one made by another process. */
+  watch(onChange: () => void): () => void;
+  close(): Promise<void>;
+}
+
+export function generateApiKey(): string {
+  return KEY_PREFIX + bs58.encode(crypto.randomBytes(24));
+}
+
+export function generateKeyId(): string {
+  return `key_${crypto.randomBytes(6).toString('hex')}`;
+}
+
+export function hashApiKey(key: string): Buffer {
+  return crypto.createHash('sha256').update(key, 'utf8').digest();
+}

@@ -1,0 +1,44 @@
+/**
+ * Opens a SQLite database for Slipway: WAL (readers never block the writer, and the CLI
+ * can change keys while the server runs), a busy timeout for that concurrent writer, and
+ * versioned migrations tracked in `PRAGMA user_version`.
+ *
+ * `synchronous=NORMAL` in WAL mode survives the process being killed (kill -9): a committed
+ * transaction is in the WAL file before the call returns. Power loss can lose the last
+ * commits; `synchronous: 'FULL'` closes that gap at a cost per write (docs/CONFIG.md).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+export interface SqliteOptions {
+  readonly synchronous?: 'NORMAL' | 'FULL';
+}
+
+/** Each entry migrates from version i to i + 1; entries are never edited once released. */
+export type Migrations = readonly string[];
+
+export function openSqlite(file: string, migrations: Migrations, options: SqliteOptions = {}): SqliteDatabase {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+  db.pragma('busy_timeout = 5000');
+  migrate(db, migrations);
+  return db;
+}
+
+function migrate(db: SqliteDatabase, migrations: Migrations): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new Error(`${db.name} is at schema version ${current}, newer than this Slipway knows (${migrations.length}); upgrade Slipway`);
+  }
+  for (let version = current; version < migrations.length; version++) {
+    db.transaction(() => {
+      db.exec(migrations[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}

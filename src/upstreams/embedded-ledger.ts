@@ -1,0 +1,34 @@
+/**
+ * The default route: the embedded ledger, in-process. Sending executes the transaction at
+ * once in the current slot; a bundle is executed atomically, so its fate is known when
+ * `sendBundle` returns. Counts as a protected route: nobody else ever sees the transaction.
+ */
+import type { LocalLedger } from '../ledger/local-ledger';
+import { LEDGER_RPC_METHODS } from '../ledger/ledger-rpc';
+import type { Upstream } from './upstream';
+
+export function createEmbeddedLedgerUpstream(ledger: LocalLedger): Upstream {
+  return {
+    name: 'embedded-ledger',
+    protected: true,
+    getSlot: async () => ledger.currentSlot,
+    simulate: async (tx) => ({ ...ledger.simulate(tx), slot: ledger.currentSlot }),
+    sendTransaction: async (tx) => {
+      const outcome = ledger.execute(tx);
+      return { dropped: outcome.included ? null : outcome.errText };
+    },
+    sendBundle: async (bundleId, txs) => {
+      const outcome = ledger.executeBundle(bundleId, txs);
+      if (outcome.landed) return { accepted: true };
+      const { err, errText, logs } = outcome.outcome;
+      return { accepted: false, failedIndex: outcome.failedIndex, err, errText: errText ?? 'failed', logs };
+    },
+    call: async (method, params) => {
+      const handler = LEDGER_RPC_METHODS[method];
+      return handler === undefined ? undefined : handler(ledger, params);
+    },
+    close: async () => {
+      ledger.stop();
+    },
+  };
+}
