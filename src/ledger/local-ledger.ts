@@ -24,6 +24,8 @@ export const CONFIRMED_DEPTH = 1;
 export const FINALIZED_DEPTH = 32;
 /** Statuses kept for `getSignatureStatuses`; older ones are forgotten (as a node's status cache does). */
 const MAX_STATUSES = 200_000;
+/** Entries of the SlotHashes sysvar, as on a cluster. */
+const MAX_SLOT_HASHES = 512;
 const MAX_BUNDLES = 50_000;
 /** Address lookup tables keep a 56-byte header before their addresses. */
 const LOOKUP_TABLE_META_SIZE = 56;
@@ -143,7 +145,13 @@ export class LocalLedger {
     this.slot += 1;
     this.svm.warpToSlot(BigInt(this.slot));
     this.svm.expireBlockhash();
-    this.blockhashes.set(this.svm.latestBlockhash(), this.slot);
+    const blockhash = this.svm.latestBlockhash();
+    this.blockhashes.set(blockhash, this.slot);
+    // The SlotHashes sysvar lists recent slots, newest first; programs read it (address
+    // lookup tables are created against a recent slot), and warping does not update it.
+    const slotHashes = this.svm.getSlotHashes().map(({ slot, hash }) => ({ slot, hash }));
+    slotHashes.unshift({ slot: BigInt(this.slot), hash: blockhash });
+    this.svm.setSlotHashes(slotHashes.slice(0, MAX_SLOT_HASHES));
     for (const [hash, slot] of this.blockhashes) {
       if (this.slot - slot <= MAX_PROCESSING_AGE) break;
       this.blockhashes.delete(hash);

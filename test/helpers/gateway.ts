@@ -1,0 +1,65 @@
+/**
+ * Starts a real Slipway (HTTP on a real socket, real stores in a temporary data dir, the
+ * embedded ledger with fast slots) for one test file, and gives it a key of each kind.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startApp, type RunningApp } from '../../src/app';
+import { resolveConfig, dataPaths, type SlipwayConfig } from '../../src/config';
+import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
+
+export interface TestGateway {
+  readonly app: RunningApp;
+  readonly url: string;
+  readonly dataDir: string;
+  /** A key with every permission (sendBundle on). */
+  readonly key: string;
+  /** A key without sendBundle. */
+  readonly plainKey: string;
+  close(): Promise<void>;
+}
+
+export function makeDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-test-'));
+}
+
+export async function startTestGateway(settings: Partial<Record<keyof SlipwayConfig, string | number>> = {}): Promise<TestGateway> {
+  const dataDir = (settings.dataDir as string | undefined) ?? makeDataDir();
+  const config = resolveConfig({ port: 0, slotMs: 50, logLevel: 'silent', ...settings, dataDir }, {});
+  const app = await startApp(config);
+  const plainKey = await createKey(dataDir, 'plain', false);
+  await waitForKey(app.url, plainKey);
+  return {
+    app,
+    url: app.url,
+    dataDir,
+    key: app.initialKey!.key,
+    plainKey,
+    async close() {
+      await app.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates a key the way the CLI does: through a second connection to the key store. */
+export async function createKey(dataDir: string, name: string, bundle: boolean): Promise<string> {
+  const store = createSqliteKeyStore(dataPaths(dataDir).keys);
+  try {
+    return (await store.create({ name, bundle })).key;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Waits until the running server accepts `key` (it reloads keys within a second). */
+export async function waitForKey(url: string, key: string, timeoutMs = 2000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const response = await fetch(url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
+    if (response.status === 200) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`key not accepted after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
