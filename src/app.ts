@@ -62,6 +62,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     ledger.save(paths.ledger);
   };
   saveLedger();
+  ledger.onUnjournaledChange = saveLedger;
   const snapshots = setInterval(saveLedger, config.snapshotIntervalMs);
   snapshots.unref();
   ledger.start();

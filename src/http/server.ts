@@ -71,10 +71,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     (request as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
     if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
     const key = request.headers['x-api-key'] ?? (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined);
-    const record = options.authenticator.authenticate(Array.isArray(key) ? key[0] : key);
+    const presented = Array.isArray(key) ? key[0] : key;
+    const record = options.authenticator.authenticate(presented);
     if (record === null) {
       const message =
-        key === undefined
+        presented === undefined || presented === ''
           ? 'missing API key: send it in the x-api-key header'
           : 'invalid API key: it is unknown or has been revoked';
       return refuse(request, reply, slipwayError('UNAUTHORIZED', message));

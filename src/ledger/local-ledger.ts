@@ -104,6 +104,11 @@ export class LocalLedger {
   private timer: NodeJS.Timeout | undefined;
   /** The journal sequence number up to which this state includes submissions. */
   journalSeq = 0;
+  /**
+   * Called after a change that no journal records (an airdrop), so the owner can save the
+   * state at once: crash recovery replays the journal, and would miss it otherwise.
+   */
+  onUnjournaledChange: () => void = () => {};
 
   private constructor(private svm: LiteSvm, private readonly config: LedgerConfig, meta?: SavedMeta) {
     if (meta === undefined) {
@@ -222,6 +227,7 @@ export class LocalLedger {
     if (result instanceof FailedTransactionMetadata) return { error: describeTransactionError(result.err()).text };
     const signature = bs58.encode(result.signature());
     this.recordStatus({ signature, err: null, errText: null, logs: [], unitsConsumed: 0, included: true });
+    this.onUnjournaledChange();
     return { signature };
   }
 

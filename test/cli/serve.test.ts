@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, describe, it } from 'node:test';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { makeDataDir } from '../helpers/gateway';
+import { startServer, runCli, type ServerProcess } from '../helpers/process';
+import { rpc } from '../helpers/rpc';
+import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
+
+const dirs: string[] = [];
+const servers: ServerProcess[] = [];
+after(() => {
+  for (const server of servers) server.child.kill('SIGKILL');
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = makeDataDir();
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dir: string): Promise<ServerProcess> {
+  const server = await startServer(dir);
+  servers.push(server);
+  return server;
+}
+
+/** Polls until `check` holds, for at most `ms`; returns how long it took. */
+async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > ms) assert.fail(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('bin/slipway serve', () => {
+  it('prints the listening URL with the real port and a first key that can send', async () => {
+    const dir = dataDir();
+    const server = await serve(dir);
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(server.url, 'http://127.0.0.1:0');
+    assert.ok(server.initialKey, 'a first key is printed');
+    assert.ok(server.stdout.some((line) => line.includes('bin/slipway keys create')), 'says how to make more');
+    const c = connect(server.url, server.initialKey!);
+    const alice = await fundedKeypair(c);
+    const bob = Keypair.generate();
+    await waitForStatus(c, await c.sendRawTransaction(Buffer.from(await transferTx(c, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64')));
+    assert.equal(await balanceOf(c, bob.publicKey), LAMPORTS_PER_SOL);
+    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [[await transferTx(c, alice, bob.publicKey, 1_000_000)], { encoding: 'base64' }]);
+    assert.equal(typeof bundle.body.result, 'string', 'the first key may send bundles');
+
+    // The ledger survives a graceful restart.
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    const again = await serve(dir);
+    assert.equal(again.initialKey, undefined, 'no new key on a second start');
+    const c2 = connect(again.url, server.initialKey!);
+    assert.equal(await balanceOf(c2, bob.publicKey), LAMPORTS_PER_SOL + 1_000_000);
+    again.child.kill('SIGINT');
+    assert.equal(await again.exited, 0);
+    const logs = [...server.stderr, ...again.stderr].join('');
+    assert.equal(logs.includes(server.initialKey!), false, 'the key never reaches the logs');
+  });
+
+  it('finishes in-flight requests on SIGTERM and exits 0', async () => {
+    const server = await serve(dataDir());
+    const c = connect(server.url, server.initialKey!);
+    const alice = await fundedKeypair(c);
+    const txs = await Promise.all(Array.from({ length: 20 }, (_, i) => transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i)));
+    const answers = txs.map((tx) => rpc(server.url, server.initialKey!, 'sendTransaction', [tx, { encoding: 'base64' }]).catch((error: Error) => error));
+    server.child.kill('SIGTERM');
+    const settled = await Promise.all(answers);
+    assert.equal(await server.exited, 0);
+    for (const answer of settled) {
+      if (answer instanceof Error) continue; // refused at the door: the connection was not accepted
+      assert.ok(answer.status === 200 || answer.status === 503, `status ${answer.status}`);
+      if (answer.status === 200) assert.equal(typeof answer.body.result, 'string');
+    }
+  });
+
+  it('loses nothing it accepted on kill -9: the journal is replayed into the ledger', async () => {
+    const dir = dataDir();
+    const server = await serve(dir);
+    const c = connect(server.url, server.initialKey!);
+    const alice = await fundedKeypair(c);
+    const recipients = Array.from({ length: 5 }, () => Keypair.generate());
+    const signatures: string[] = [];
+    for (const [i, bob] of recipients.entries()) {
+      const answer = await rpc(server.url, server.initialKey!, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 2_000_000 + i), { encoding: 'base64' }]);
+      signatures.push(answer.body.result);
+    }
+    server.child.kill('SIGKILL');
+    await server.exited;
+    const again = await serve(dir);
+    const c2 = connect(again.url, server.initialKey!);
+    for (const [i, bob] of recipients.entries()) assert.equal(await balanceOf(c2, bob.publicKey), 2_000_000 + i);
+    const { value } = await c2.getSignatureStatuses(signatures);
+    assert.ok(value.every((status) => status !== null && status.err === null));
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+  });
+});
+
+describe('bin/slipway keys', () => {
+  it('creates, lists, enables bundles and revokes keys on a running server, each within a second', async () => {
+    const dir = dataDir();
+    const server = await serve(dir);
+    const created = await runCli(['keys', 'create', '--name', 'trader', '--json', '--data-dir', dir]);
+    assert.equal(created.code, 0, created.stderr);
+    const record = JSON.parse(created.stdout);
+    assert.equal(created.stdout.trim().split('\n').length, 1, 'stdout is exactly one JSON object');
+    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'createdAt', 'id', 'key', 'name', 'revokedAt']);
+    assert.equal(record.name, 'trader');
+    assert.equal(record.bundle, false);
+    const ready = await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 200);
+    assert.ok(ready < 1000);
+
+    assert.equal((await rpc(server.url, record.key, 'sendBundle', [['AAAA'], { encoding: 'base64' }])).status, 403);
+    const set = await runCli(['keys', 'set', record.id, '--bundle', 'on', '--data-dir', dir]);
+    assert.equal(set.code, 0, set.stderr);
+    await within(1000, async () => (await rpc(server.url, record.key, 'sendBundle', [['AAAA'], { encoding: 'base64' }])).status === 200);
+
+    const listed = await runCli(['keys', 'list', '--json', '--data-dir', dir]);
+    const keys = JSON.parse(listed.stdout) as { id: string; bundle: boolean; key?: string }[];
+    assert.equal(keys.length, 2);
+    assert.equal(keys.find((k) => k.id === record.id)!.bundle, true);
+    assert.ok(keys.every((k) => k.key === undefined), 'list never shows keys');
+
+    const revoked = await runCli(['keys', 'revoke', record.id, '--data-dir', dir]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 401);
+
+    const bundleKey = await runCli(['keys', 'create', '--name', 'bundler', '--bundle', '--json', '--data-dir', dir]);
+    assert.equal(JSON.parse(bundleKey.stdout).bundle, true);
+  });
+
+  it('explains mistakes and exits non-zero', async () => {
+    const dir = dataDir();
+    const noName = await runCli(['keys', 'create', '--data-dir', dir]);
+    assert.notEqual(noName.code, 0);
+    assert.match(noName.stderr, /--name NAME is required/);
+    const unknown = await runCli(['keys', 'revoke', 'key_nope', '--data-dir', dir]);
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /no key with id key_nope/);
+    const badSet = await runCli(['keys', 'set', 'key_nope', '--bundle', 'maybe', '--data-dir', dir]);
+    assert.match(badSet.stderr, /takes on or off/);
+  });
+});

@@ -1,0 +1,51 @@
+/** Runs `bin/slipway` as a real child process, the way a user does. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export const SLIPWAY = path.resolve(__dirname, '../../../bin/slipway');
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** The first key printed on first start, if one was. */
+  readonly initialKey: string | undefined;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+export async function startServer(dataDir: string, extra: string[] = []): Promise<ServerProcess> {
+  const child = spawn(SLIPWAY, ['serve', '--port', '0', '--data-dir', dataDir, '--slot-ms', '50', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines = readline.createInterface({ input: child.stdout! });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr.join('')}`)), 30_000);
+    void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr.join('')}`)));
+    lines.on('line', (line) => {
+      stdout.push(line);
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        const initialKey = stdout.map((l) => l.trim()).find((l) => l.startsWith('slw_'));
+        resolve({ child, url: match[1]!, initialKey, stdout, stderr, exited });
+      }
+    });
+  });
+}
+
+/** Runs a CLI command to completion. */
+export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(SLIPWAY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
