@@ -10,6 +10,10 @@
 export const ERROR_CATALOGUE = {
   PARSE_ERROR: { code: -32700, http: 200, batchHttp: 400 },
   INVALID_REQUEST: { code: -32600, http: 200, batchHttp: 400 },
+  /** The body is larger than the limit (docs/API.md). */
+  BODY_TOO_LARGE: { code: -32600, http: 200, batchHttp: 413 },
+  /** A compressed body (Content-Encoding other than identity): refused, not decompressed. */
+  UNSUPPORTED_ENCODING: { code: -32600, http: 200, batchHttp: 415 },
   METHOD_NOT_FOUND: { code: -32601, http: 200, batchHttp: 400 },
   INVALID_PARAMS: { code: -32602, http: 200, batchHttp: 400 },
   INTERNAL_ERROR: { code: -32603, http: 200, batchHttp: 500 },

@@ -21,6 +21,7 @@ import { parseSubmitBatchParams } from './submission-params';
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const PARSE_FAILED = Symbol('parse failed');
+const COMPRESSED = Symbol('compressed body');
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 
@@ -59,7 +60,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Bodies are parsed as JSON whatever their Content-Type says (curl's default is form
   // encoding); a parse failure is answered by the route in the route's own shape.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding !== 'identity') return done(null, COMPRESSED);
     try {
       done(null, JSON.parse(body as string));
     } catch {
@@ -100,7 +103,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   for (const path of JSON_RPC_PATHS) {
     app.post(path, async (request, reply) => {
-      if (request.body === PARSE_FAILED) return refuse(request, reply, slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON'));
+      const unreadable = checkBody(request.body);
+      if (unreadable !== null) return refuse(request, reply, unreadable);
       const antiMev = parseAntiMev(request);
       if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
       const context: RpcCallContext = { key: request.apiKey!, antiMev };
@@ -111,7 +115,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   app.post('/submit-batch', async (request, reply) => {
     const body = request.body;
-    if (body === PARSE_FAILED) return refuse(request, reply, slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON'));
+    const unreadable = checkBody(body);
+    if (unreadable !== null) return refuse(request, reply, unreadable);
     const antiMev = parseAntiMev(request);
     if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -141,7 +146,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = error.statusCode ?? 500;
     if (status >= 500) app.log.error({ err: error }, 'request failed unexpectedly');
-    const kind: ErrorKind = status === 413 ? 'INVALID_REQUEST' : status < 500 ? 'INVALID_REQUEST' : 'INTERNAL_ERROR';
+    const kind: ErrorKind = status === 413 ? 'BODY_TOO_LARGE' : status < 500 ? 'INVALID_REQUEST' : 'INTERNAL_ERROR';
     const message =
       status === 413
         ? `the request body is larger than ${BODY_LIMIT_BYTES} bytes`
@@ -162,6 +167,13 @@ function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayErro
     return reply.code(entry.batchHttp).send({ code: entry.code, message: error.message });
   }
   return reply.code(entry.http).send(errorResponse(null, error));
+}
+
+function checkBody(body: unknown): SlipwayError | null {
+  if (body === PARSE_FAILED) return slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON');
+  if (body === COMPRESSED) return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
+  if (body === undefined) return slipwayError('INVALID_REQUEST', 'the request has no body: send a JSON body');
+  return null;
 }
 
 /** Jito clients carry their credential in `x-jito-auth` or in the `uuid` query parameter. */
