@@ -63,6 +63,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') return done(null, COMPRESSED);
+    if (body === '') return done(null, undefined);
     try {
       done(null, JSON.parse(body as string));
     } catch {
@@ -172,7 +173,7 @@ function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayErro
 function checkBody(body: unknown): SlipwayError | null {
   if (body === PARSE_FAILED) return slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON');
   if (body === COMPRESSED) return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
-  if (body === undefined) return slipwayError('INVALID_REQUEST', 'the request has no body: send a JSON body');
+  if (body === undefined) return slipwayError('PARSE_ERROR', 'Parse error: the body is empty: send a JSON request');
   return null;
 }
 
