@@ -8,13 +8,12 @@
  * before even when that transaction belonged to a bundle that was undone; so its own
  * blockhash check and transaction history are off, and this class keeps both.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import bs58 from 'bs58';
 import { LiteSVM } from 'litesvm';
 import { Account, FailedTransactionMetadata, type LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { WireTransaction } from '../validation/wire-transaction';
+import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
 import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
@@ -83,17 +82,6 @@ export interface AccountView {
   readonly rentEpoch: bigint;
 }
 
-interface SavedMeta {
-  version: 1;
-  slot: number;
-  blockhashes: [string, number][];
-  statuses: [string, SignatureStatus][];
-  bundles: BundleRecord[];
-  journalSeq: number;
-}
-
-const SNAPSHOT_FILE = 'ledger.svm';
-const META_FILE = 'ledger.json';
 
 export class LocalLedger {
   private slot: number;
@@ -101,6 +89,9 @@ export class LocalLedger {
   private readonly blockhashes = new Map<string, number>();
   private readonly statuses = new Map<string, SignatureStatus>();
   private readonly bundles = new Map<string, BundleRecord>();
+  /** Every address a transaction or airdrop has touched: what a save must keep (latin1 keys). */
+  private readonly touched = new Set<string>();
+  private latest: string;
   private timer: NodeJS.Timeout | undefined;
   /** The journal sequence number up to which this state includes submissions. */
   journalSeq = 0;
@@ -110,27 +101,32 @@ export class LocalLedger {
    */
   onUnjournaledChange: () => void = () => {};
 
-  private constructor(private svm: LiteSvm, private readonly config: LedgerConfig, meta?: SavedMeta) {
-    if (meta === undefined) {
+  private constructor(private readonly svm: LiteSvm, private readonly config: LedgerConfig, saved?: SavedLedger) {
+    if (saved === undefined) {
       this.slot = Number(svm.getClock().slot);
-      this.blockhashes.set(svm.latestBlockhash(), this.slot);
-    } else {
-      this.slot = meta.slot;
-      for (const [hash, slot] of meta.blockhashes) this.blockhashes.set(hash, slot);
-      for (const [signature, status] of meta.statuses) this.statuses.set(signature, status);
-      for (const bundle of meta.bundles) this.bundles.set(bundle.bundleId, bundle);
-      this.journalSeq = meta.journalSeq;
+      this.latest = svm.latestBlockhash();
+      this.blockhashes.set(this.latest, this.slot);
+      return;
     }
+    this.slot = saved.slot;
+    svm.warpToSlot(BigInt(saved.slot));
+    svm.setSlotHashes(saved.slotHashes.map(({ slot, hash }) => ({ slot: BigInt(slot), hash })));
+    for (const a of saved.accounts) {
+      const address = bs58.decode(a.address);
+      svm.setAccount(address, new Account(BigInt(a.lamports), Buffer.from(a.data, 'base64'), bs58.decode(a.owner), a.executable, BigInt(a.rentEpoch)));
+      this.touched.add(Buffer.from(address).toString('latin1'));
+    }
+    for (const [hash, slot] of saved.blockhashes) this.blockhashes.set(hash, slot);
+    this.latest = saved.blockhashes[saved.blockhashes.length - 1]?.[0] ?? svm.latestBlockhash();
+    for (const [signature, status] of saved.statuses) this.statuses.set(signature, status as SignatureStatus);
+    for (const bundle of saved.bundles) this.bundles.set(bundle.bundleId, bundle as BundleRecord);
+    this.journalSeq = saved.journalSeq;
   }
 
   /** A fresh ledger, or the one saved in `dir` by `save`. */
   static open(config: LedgerConfig, dir?: string): LocalLedger {
-    if (dir !== undefined && fs.existsSync(path.join(dir, META_FILE)) && fs.existsSync(path.join(dir, SNAPSHOT_FILE))) {
-      const meta = JSON.parse(fs.readFileSync(path.join(dir, META_FILE), 'utf8')) as SavedMeta;
-      const svm = LiteSVM.fromBytes(fs.readFileSync(path.join(dir, SNAPSHOT_FILE)));
-      return new LocalLedger(configure(svm), config, meta);
-    }
-    return new LocalLedger(configure(new LiteSVM()), config);
+    const saved = dir === undefined ? undefined : readSavedLedger(dir);
+    return new LocalLedger(configure(new LiteSVM()), config, saved);
   }
 
   /** Starts producing slots. */
@@ -151,6 +147,7 @@ export class LocalLedger {
     this.svm.warpToSlot(BigInt(this.slot));
     this.svm.expireBlockhash();
     const blockhash = this.svm.latestBlockhash();
+    this.latest = blockhash;
     this.blockhashes.set(blockhash, this.slot);
     // The SlotHashes sysvar lists recent slots, newest first; programs read it (address
     // lookup tables are created against a recent slot), and warping does not update it.
@@ -173,7 +170,7 @@ export class LocalLedger {
   }
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
-    return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: this.slot + MAX_PROCESSING_AGE };
+    return { blockhash: this.latest, lastValidBlockHeight: this.slot + MAX_PROCESSING_AGE };
   }
 
   isBlockhashValid(blockhash: string): boolean {
@@ -222,6 +219,7 @@ export class LocalLedger {
 
   /** Credits `lamports` to `address` with a real transfer from LiteSVM's faucet; returns its signature. */
   airdrop(address: Uint8Array, lamports: bigint): { signature: string } | { error: string } {
+    this.touched.add(Buffer.from(address).toString('latin1'));
     const result = this.svm.airdrop(address, lamports);
     if (result === null) return { error: 'airdrop failed' };
     if (result instanceof FailedTransactionMetadata) return { error: describeTransactionError(result.err()).text };
@@ -257,17 +255,30 @@ export class LocalLedger {
 
   /** Writes the whole state to `dir` (atomically: a crash mid-save leaves the previous copy). */
   save(dir: string): void {
-    fs.mkdirSync(dir, { recursive: true });
-    const meta: SavedMeta = {
+    const accounts = [];
+    for (const key of this.touched) {
+      const address = Buffer.from(key, 'latin1');
+      const account = this.svm.getAccount(address);
+      if (account === null) continue;
+      accounts.push({
+        address: bs58.encode(address),
+        lamports: account.lamports().toString(),
+        owner: bs58.encode(account.owner()),
+        executable: account.executable(),
+        rentEpoch: account.rentEpoch().toString(),
+        data: Buffer.from(account.data()).toString('base64'),
+      });
+    }
+    writeSavedLedger(dir, {
       version: 1,
       slot: this.slot,
       blockhashes: [...this.blockhashes],
+      slotHashes: this.svm.getSlotHashes().map(({ slot, hash }) => ({ slot: slot.toString(), hash })),
+      accounts,
       statuses: [...this.statuses],
       bundles: [...this.bundles.values()],
       journalSeq: this.journalSeq,
-    };
-    writeAtomically(path.join(dir, SNAPSHOT_FILE), this.svm.toBytes());
-    writeAtomically(path.join(dir, META_FILE), JSON.stringify(meta));
+    });
   }
 
   /** Refusals a cluster makes before execution: unknown blockhash, already processed. */
@@ -280,6 +291,8 @@ export class LocalLedger {
   }
 
   private run(tx: ValidatedTransaction): ExecutionOutcome {
+    for (const key of tx.wire.staticAccountKeys) this.touched.add(key.toString('latin1'));
+    for (const address of this.lookupAddresses(tx.wire)) this.touched.add(Buffer.from(address).toString('latin1'));
     const bytes = tx.wire.bytes;
     const result = tx.wire.version === 'legacy' ? this.svm.sendLegacyTransaction(bytes) : this.svm.sendVersionedTransaction(bytes);
     return result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
@@ -356,16 +369,4 @@ function failed(signature: string, result: FailedTransactionMetadata): Execution
 function notIncluded(signature: string, name: 'AlreadyProcessed' | 'BlockhashNotFound'): ExecutionOutcome {
   const described = describeFieldlessError(name);
   return { signature, err: described.json, errText: described.text, logs: [], unitsConsumed: 0, included: false };
-}
-
-function writeAtomically(file: string, contents: string | Uint8Array): void {
-  const temporary = `${file}.tmp`;
-  const fd = fs.openSync(temporary, 'w');
-  try {
-    fs.writeSync(fd, typeof contents === 'string' ? Buffer.from(contents) : contents);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(temporary, file);
 }
