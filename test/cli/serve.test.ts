@@ -51,6 +51,11 @@ describe('bin/slipway serve', () => {
     assert.equal(await balanceOf(c, bob.publicKey), LAMPORTS_PER_SOL);
     const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [[await transferTx(c, alice, bob.publicKey, 1_000_000)], { encoding: 'base64' }]);
     assert.equal(typeof bundle.body.result, 'string', 'the first key may send bundles');
+    const viaUuid = await fetch(`${server.url}/api/v1/bundles?uuid=${server.initialKey}&secret=query-marker`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'nope' }),
+    });
+    assert.equal(viaUuid.status, 200);
 
     // The ledger survives a graceful restart.
     server.child.kill('SIGTERM');
@@ -63,6 +68,7 @@ describe('bin/slipway serve', () => {
     assert.equal(await again.exited, 0);
     const logs = [...server.stderr, ...again.stderr].join('');
     assert.equal(logs.includes(server.initialKey!), false, 'the key never reaches the logs');
+    assert.equal(logs.includes('query-marker'), false, 'query strings are never logged');
   });
 
   it('finishes in-flight requests on SIGTERM and exits 0', async () => {
