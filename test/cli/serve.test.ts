@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import { after, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { makeDataDir } from '../helpers/gateway';
 import { startServer, runCli, type ServerProcess } from '../helpers/process';
-import { rpc } from '../helpers/rpc';
+import { rpc, submitBatch } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 
 const dirs: string[] = [];
@@ -24,6 +25,25 @@ async function serve(dir: string): Promise<ServerProcess> {
   const server = await startServer(dir);
   servers.push(server);
   return server;
+}
+
+/** A POST that sends the first half of its body at once and the rest on `finish()`. */
+function slowRequest(url: string, key: string, body: string) {
+  const bytes = Buffer.from(body);
+  let finish: () => void = () => {};
+  let halfSentResolve: () => void = () => {};
+  const halfSent = new Promise<void>((resolve) => (halfSentResolve = resolve));
+  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': bytes.length } }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+    });
+    request.on('error', reject);
+    request.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(halfSentResolve, 50));
+    finish = () => request.end(bytes.subarray(bytes.length >> 1));
+  });
+  return { halfSent, answer, finish: () => finish() };
 }
 
 /** Polls until `check` holds, for at most `ms`; returns how long it took. */
@@ -71,20 +91,28 @@ describe('bin/slipway serve', () => {
     assert.equal(logs.includes('query-marker'), false, 'query strings are never logged');
   });
 
-  it('finishes in-flight requests on SIGTERM and exits 0', async () => {
-    const server = await serve(dataDir());
+  it('finishes in-flight requests on SIGTERM, exits 0, and what it accepted is there after restart', async () => {
+    const dir = dataDir();
+    const server = await serve(dir);
     const c = connect(server.url, server.initialKey!);
     const alice = await fundedKeypair(c);
-    const txs = await Promise.all(Array.from({ length: 20 }, (_, i) => transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i)));
-    const answers = txs.map((tx) => rpc(server.url, server.initialKey!, 'sendTransaction', [tx, { encoding: 'base64' }]).catch((error: Error) => error));
+    const txs = await Promise.all(Array.from({ length: 5 }, (_, i) => transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i)));
+    // Each request sends half its body, so it is in flight when SIGTERM arrives, and the rest after.
+    const requests = txs.map((tx) => slowRequest(server.url, server.initialKey!, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] })));
+    await Promise.all(requests.map((r) => r.halfSent));
     server.child.kill('SIGTERM');
-    const settled = await Promise.all(answers);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    requests.forEach((r) => r.finish());
+    const answers = await Promise.all(requests.map((r) => r.answer));
     assert.equal(await server.exited, 0);
-    for (const answer of settled) {
-      if (answer instanceof Error) continue; // refused at the door: the connection was not accepted
-      assert.ok(answer.status === 200 || answer.status === 503, `status ${answer.status}`);
-      if (answer.status === 200) assert.equal(typeof answer.body.result, 'string');
-    }
+    for (const answer of answers) assert.equal(answer.status, 200);
+    const accepted = answers.map((answer) => JSON.parse(answer.body).result as string);
+    assert.ok(accepted.every((signature) => typeof signature === 'string'));
+    const again = await serve(dir);
+    const { value } = await connect(again.url, server.initialKey!).getSignatureStatuses(accepted);
+    assert.ok(value.every((status) => status !== null && status.err === null), 'every accepted transaction landed and was kept');
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
   });
 
   it('loses nothing it accepted on kill -9: the journal is replayed into the ledger', async () => {
@@ -98,13 +126,21 @@ describe('bin/slipway serve', () => {
       const answer = await rpc(server.url, server.initialKey!, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 2_000_000 + i), { encoding: 'base64' }]);
       signatures.push(answer.body.result);
     }
+    const carol = Keypair.generate();
+    const batch = await submitBatch(server.url, server.initialKey!, [await transferTx(c, alice, carol.publicKey, 3_000_000)]);
+    assert.equal(batch.body.code, 1);
+    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [[await transferTx(c, alice, carol.publicKey, 4_000_000)], { encoding: 'base64' }]);
+    assert.equal(typeof bundle.body.result, 'string');
     server.child.kill('SIGKILL');
     await server.exited;
     const again = await serve(dir);
     const c2 = connect(again.url, server.initialKey!);
     for (const [i, bob] of recipients.entries()) assert.equal(await balanceOf(c2, bob.publicKey), 2_000_000 + i);
+    assert.equal(await balanceOf(c2, carol.publicKey), 7_000_000, 'the batch and the bundle were kept too');
     const { value } = await c2.getSignatureStatuses(signatures);
     assert.ok(value.every((status) => status !== null && status.err === null));
+    const bundleStatus = await rpc(again.url, server.initialKey!, 'getInflightBundleStatuses', [[bundle.body.result]]);
+    assert.equal(bundleStatus.body.result.value[0].status, 'Landed');
     again.child.kill('SIGTERM');
     assert.equal(await again.exited, 0);
   });
