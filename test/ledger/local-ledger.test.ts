@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, LAMPORTS_PER_SOL, NONCE_ACCOUNT_LENGTH, NonceAccount, SystemProgram, Transaction } from '@solana/web3.js';
 import { LocalLedger, MAX_PROCESSING_AGE } from '../../src/ledger/local-ledger';
 import { LEDGER_RPC_METHODS } from '../../src/ledger/ledger-rpc';
 import { validateTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
@@ -43,6 +43,37 @@ describe('embedded ledger', () => {
     assert.equal(outcome.err, 'BlockhashNotFound');
     assert.equal(outcome.included, false);
     assert.equal(ledger.getSignatureStatus(expired.signature), undefined, 'a dropped transaction has no status');
+  });
+
+  it('exempts durable-nonce transactions from the blockhash window', () => {
+    const { ledger, alice } = fundedLedger();
+    const nonce = Keypair.generate();
+    const create = new Transaction({ feePayer: alice.publicKey, recentBlockhash: ledger.latestBlockhash().blockhash }).add(
+      ...SystemProgram.createNonceAccount({
+        fromPubkey: alice.publicKey,
+        noncePubkey: nonce.publicKey,
+        authorizedPubkey: alice.publicKey,
+        lamports: Number(ledger.minimumBalanceForRentExemption(NONCE_ACCOUNT_LENGTH)),
+      }).instructions,
+    );
+    create.sign(alice, nonce);
+    const created = validateTransaction(create.serialize().toString('base64'), '');
+    assert.ok(created.ok);
+    assert.equal(ledger.execute(created.value).err, null);
+    ledger.advanceSlot();
+    const stored = NonceAccount.fromAccountData(Buffer.from(ledger.getAccount(nonce.publicKey.toBytes())!.data));
+    const bob = Keypair.generate();
+    const tx = new Transaction({
+      feePayer: alice.publicKey,
+      nonceInfo: { nonce: stored.nonce, nonceInstruction: SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: alice.publicKey }) },
+    }).add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: 1_000_000 }));
+    tx.sign(alice);
+    const durable = validateTransaction(tx.serialize().toString('base64'), '');
+    assert.ok(durable.ok);
+    assert.equal(durable.value.usesDurableNonce, true);
+    for (let i = 0; i <= MAX_PROCESSING_AGE + 5; i++) ledger.advanceSlot();
+    assert.equal(ledger.execute(durable.value).err, null, 'lands long after any blockhash would have expired');
+    assert.equal(ledger.getAccount(bob.publicKey.toBytes())!.lamports, 1_000_000n);
   });
 
   it('reports processed, confirmed and finalized by slot depth', () => {
