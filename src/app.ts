@@ -26,6 +26,8 @@ export interface RunningApp {
   readonly ledger: LocalLedger;
   /** The key created on first start with an empty key store, shown once. */
   readonly initialKey: { id: string; key: string } | null;
+  /** Transactions replayed from the journal into the embedded ledger at start (after a crash). */
+  readonly replayed: number;
   /** Stops accepting, finishes in-flight requests, saves the ledger, closes the stores. */
   close(): Promise<void>;
 }
@@ -44,7 +46,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
 
   const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
   const ledger = LocalLedger.open({ slotMs: config.slotMs }, paths.ledger);
-  const { lastSeq } = await replayJournal(ledger, journal);
+  const { lastSeq, replayed } = await replayJournal(ledger, journal);
 
   const recent = new RecentTransactions(config.duplicateTtlMs);
   for (const entry of await journal.since(Date.now() - config.duplicateTtlMs)) {
@@ -78,6 +80,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     server,
     ledger,
     initialKey,
+    replayed,
     close() {
       closing ??= (async () => {
         await server.close();

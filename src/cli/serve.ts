@@ -21,6 +21,9 @@ export async function runServe(args: string[]): Promise<number> {
     logLevel: values['log-level'],
   });
   const app = await startApp(config);
+  if (app.replayed > 0) {
+    process.stderr.write(`slipway: recovered ${app.replayed} transaction(s) from the journal that the last run had not saved in the ledger\n`);
+  }
   if (app.initialKey !== null) {
     process.stdout.write(
       `created the first API key (${app.initialKey.id}, all permissions); it is shown only this once:\n` +

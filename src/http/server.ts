@@ -72,7 +72,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    (request as FastifyRequest & { startedAt: bigint }).startedAt = process.hrtime.bigint();
     if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
     const key = request.headers['x-api-key'] ?? (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined);
     const presented = Array.isArray(key) ? key[0] : key;
@@ -87,11 +86,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     request.apiKey = record;
   });
 
-  app.addHook('onResponse', async (request) => {
-    const startedAt = (request as FastifyRequest & { startedAt?: bigint }).startedAt;
-    if (startedAt !== undefined && request.routeOptions.url !== undefined) {
-      requestDuration.observe({ path: request.routeOptions.url }, Number(process.hrtime.bigint() - startedAt) / 1e9);
-    }
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url !== undefined) requestDuration.observe({ path: request.routeOptions.url }, reply.elapsedTime / 1000);
   });
 
   const handleRpc = createJsonRpcHandler({

@@ -21,8 +21,8 @@ function dataDir(): string {
   return dir;
 }
 
-async function serve(dir: string): Promise<ServerProcess> {
-  const server = await startServer(dir);
+async function serve(dir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const server = await startServer(dir, env);
   servers.push(server);
   return server;
 }
@@ -117,7 +117,8 @@ describe('bin/slipway serve', () => {
 
   it('loses nothing it accepted on kill -9: the journal is replayed into the ledger', async () => {
     const dir = dataDir();
-    const server = await serve(dir);
+    // No periodic save during the test: everything after the airdrop must come from the journal.
+    const server = await serve(dir, { SLIPWAY_SNAPSHOT_INTERVAL_MS: '3600000' });
     const c = connect(server.url, server.initialKey!);
     const alice = await fundedKeypair(c);
     const recipients = Array.from({ length: 5 }, () => Keypair.generate());
@@ -137,6 +138,7 @@ describe('bin/slipway serve', () => {
     const c2 = connect(again.url, server.initialKey!);
     for (const [i, bob] of recipients.entries()) assert.equal(await balanceOf(c2, bob.publicKey), 2_000_000 + i);
     assert.equal(await balanceOf(c2, carol.publicKey), 7_000_000, 'the batch and the bundle were kept too');
+    assert.match(again.stderr.join(''), /recovered 7 transaction\(s\) from the journal/);
     const { value } = await c2.getSignatureStatuses(signatures);
     assert.ok(value.every((status) => status !== null && status.err === null));
     const bundleStatus = await rpc(again.url, server.initialKey!, 'getInflightBundleStatuses', [[bundle.body.result]]);

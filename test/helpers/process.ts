@@ -16,8 +16,11 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>;
 }
 
-export async function startServer(dataDir: string, extra: string[] = []): Promise<ServerProcess> {
-  const child = spawn(SLIPWAY, ['serve', '--port', '0', '--data-dir', dataDir, '--slot-ms', '50', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(SLIPWAY, ['serve', '--port', '0', '--data-dir', dataDir, '--slot-ms', '50'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
