@@ -20,6 +20,8 @@ export interface SavedAccount {
 export interface SavedLedger {
   readonly version: 1;
   readonly slot: number;
+  /** How many blockhashes LiteSVM has derived since genesis (see LocalLedger). */
+  readonly blockhashCount: number;
   readonly blockhashes: [string, number][];
   readonly slotHashes: { slot: string; hash: string }[];
   readonly accounts: SavedAccount[];

@@ -92,6 +92,12 @@ export class LocalLedger {
   /** Every address a transaction or airdrop has touched: what a save must keep (latin1 keys). */
   private readonly touched = new Set<string>();
   private latest: string;
+  /**
+   * LiteSVM derives each blockhash from the previous one, from a fixed genesis hash, and has
+   * no way to set it; a restored ledger derives as many again to continue the same chain,
+   * rather than hand out blockhashes that were used before.
+   */
+  private blockhashCount = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The journal sequence number up to which this state includes submissions. */
   journalSeq = 0;
@@ -110,6 +116,8 @@ export class LocalLedger {
     }
     this.slot = saved.slot;
     svm.warpToSlot(BigInt(saved.slot));
+    for (let i = 0; i < saved.blockhashCount; i++) svm.expireBlockhash();
+    this.blockhashCount = saved.blockhashCount;
     svm.setSlotHashes(saved.slotHashes.map(({ slot, hash }) => ({ slot: BigInt(slot), hash })));
     for (const a of saved.accounts) {
       const address = bs58.decode(a.address);
@@ -117,7 +125,7 @@ export class LocalLedger {
       this.touched.add(Buffer.from(address).toString('latin1'));
     }
     for (const [hash, slot] of saved.blockhashes) this.blockhashes.set(hash, slot);
-    this.latest = saved.blockhashes[saved.blockhashes.length - 1]?.[0] ?? svm.latestBlockhash();
+    this.latest = svm.latestBlockhash();
     for (const [signature, status] of saved.statuses) this.statuses.set(signature, status as SignatureStatus);
     for (const bundle of saved.bundles) this.bundles.set(bundle.bundleId, bundle as BundleRecord);
     this.journalSeq = saved.journalSeq;
@@ -146,6 +154,7 @@ export class LocalLedger {
     this.slot += 1;
     this.svm.warpToSlot(BigInt(this.slot));
     this.svm.expireBlockhash();
+    this.blockhashCount += 1;
     const blockhash = this.svm.latestBlockhash();
     this.latest = blockhash;
     this.blockhashes.set(blockhash, this.slot);
@@ -272,6 +281,7 @@ export class LocalLedger {
     writeSavedLedger(dir, {
       version: 1,
       slot: this.slot,
+      blockhashCount: this.blockhashCount,
       blockhashes: [...this.blockhashes],
       slotHashes: this.svm.getSlotHashes().map(({ slot, hash }) => ({ slot: slot.toString(), hash })),
       accounts,

@@ -118,15 +118,19 @@ describe('embedded ledger', () => {
       const { ledger, alice } = fundedLedger();
       const tx = transfer(ledger, alice, 1_000_000);
       ledger.execute(tx);
+      const earlier = new Set([ledger.latestBlockhash().blockhash]);
       ledger.advanceSlot();
+      earlier.add(ledger.latestBlockhash().blockhash);
       ledger.save(dir);
       const reopened = LocalLedger.open({ slotMs: 1000 }, dir);
       assert.equal(reopened.currentSlot, ledger.currentSlot);
-      assert.equal(reopened.latestBlockhash().blockhash, ledger.latestBlockhash().blockhash);
+      assert.equal(reopened.latestBlockhash().blockhash, ledger.latestBlockhash().blockhash, 'the same blockhash chain continues');
+
       assert.equal(reopened.getAccount(alice.publicKey.toBytes())!.lamports, ledger.getAccount(alice.publicKey.toBytes())!.lamports);
       assert.deepEqual(reopened.getSignatureStatus(tx.signature), ledger.getSignatureStatus(tx.signature));
       assert.equal(reopened.execute(tx).err, 'AlreadyProcessed');
       reopened.advanceSlot();
+      assert.equal(earlier.has(reopened.latestBlockhash().blockhash), false, 'no blockhash is handed out twice');
       assert.equal(reopened.execute(transfer(reopened, alice, 1_000_000)).err, null);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
