@@ -14,7 +14,8 @@ import type { RecentTransactions } from '../pipeline/recent-transactions';
 import type { Router } from '../pipeline/router';
 import type { SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
-import { createJsonRpcHandler, errorResponse, type RpcCallContext } from './json-rpc-handler';
+import { errorResponse } from './json-rpc-envelope';
+import { createJsonRpcHandler, type RpcCallContext } from './json-rpc-handler';
 import { parseSubmitBatchParams } from './submission-params';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */

@@ -1,0 +1,82 @@
+/**
+ * JSON-RPC 2.0 envelopes over HTTP, independent of the methods served: single requests,
+ * batches (a JSON array, answered in order), notifications (no `id`: executed, not
+ * answered; HTTP 204 when nothing is left to answer). Used by the gateway and by the
+ * standalone ledger node.
+ */
+import type { SlipwayError } from '../errors/error-catalogue';
+import { slipwayError, toJsonRpcError } from '../errors/error-catalogue';
+import { refusalsTotal } from '../metrics/metrics';
+
+/** Requests in one JSON-RPC batch; a larger batch is refused whole. */
+export const MAX_JSON_RPC_BATCH = 100;
+
+export type JsonRpcId = number | string | null;
+
+/** What to send back: a body (undefined when only notifications were sent) and its HTTP status. */
+export interface RpcReply {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** Serves one well-formed request; answers its reply (the body is the full response object). */
+export type JsonRpcDispatch<C> = (id: JsonRpcId, method: string, params: readonly unknown[], context: C) => Promise<RpcReply>;
+
+export const errorResponse = (id: JsonRpcId, error: SlipwayError) => {
+  refusalsTotal.inc({ kind: error.kind });
+  return { jsonrpc: '2.0', error: toJsonRpcError(error), id };
+};
+
+export const resultResponse = (id: JsonRpcId, result: unknown) => ({ jsonrpc: '2.0', result, id });
+
+/** Method names from clients end up in messages; keep them short. */
+export const describeMethod = (method: string) => (method.length > 64 ? `${method.slice(0, 64)}…` : method);
+
+export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError: (error: unknown, method: string) => void) {
+  /** One request object; `body` is undefined for a notification. */
+  async function handleOne(request: unknown, context: C): Promise<RpcReply> {
+    if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+      return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: expected a JSON-RPC 2.0 request object')) };
+    }
+    const r = request as Record<string, unknown>;
+    const isNotification = !('id' in r);
+    const id = r.id;
+    if (!isNotification && id !== null && typeof id !== 'number' && typeof id !== 'string') {
+      return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: id must be a number, a string or null')) };
+    }
+    const rid = (id ?? null) as JsonRpcId;
+    if (r.jsonrpc !== '2.0') return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: jsonrpc must be "2.0"')) };
+    if (typeof r.method !== 'string') {
+      return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: method must be a string')) };
+    }
+    const params = r.params ?? [];
+    if (!Array.isArray(params)) {
+      return { status: 200, body: errorResponse(rid, slipwayError('INVALID_PARAMS', 'params must be an array: Solana methods take positional params')) };
+    }
+    let reply: RpcReply;
+    try {
+      reply = await dispatch(rid, r.method, params, context);
+    } catch (error) {
+      logError(error, describeMethod(r.method));
+      reply = { status: 200, body: errorResponse(rid, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed')) };
+    }
+    return isNotification ? { status: 200, body: undefined } : reply;
+  }
+
+  return async function handle(body: unknown, context: C): Promise<RpcReply> {
+    if (!Array.isArray(body)) {
+      const reply = await handleOne(body, context);
+      return reply.body === undefined ? { status: 204, body: undefined } : reply;
+    }
+    if (body.length === 0) return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: the batch is empty')) };
+    if (body.length > MAX_JSON_RPC_BATCH) {
+      return {
+        status: 200,
+        body: errorResponse(null, slipwayError('INVALID_REQUEST', `Invalid Request: the batch has ${body.length} requests; at most ${MAX_JSON_RPC_BATCH}`)),
+      };
+    }
+    const replies = await Promise.all(body.map((request) => handleOne(request, context)));
+    const bodies = replies.map((reply) => reply.body).filter((b) => b !== undefined);
+    return bodies.length === 0 ? { status: 204, body: undefined } : { status: 200, body: bodies };
+  };
+}
