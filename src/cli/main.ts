@@ -3,6 +3,7 @@
  */
 import { runDemo } from './demo';
 import { runKeys } from './keys';
+import { runLedger } from './ledger';
 import { runServe } from './serve';
 
 const USAGE = `Usage: slipway <command> [options]
@@ -14,6 +15,9 @@ Commands:
   keys revoke ID                                  revoke a key
   keys set ID --bundle on|off                     allow or forbid sendBundle for a key
   demo                                            run the whole job end to end on a fresh embedded ledger
+  ledger [--host H] [--port 8899] [--fault MODE[:RATE]]
+                                                  serve the embedded ledger as a local cluster: Solana
+                                                  JSON-RPC on /, a Jito-style block engine on /api/v1/*
 
 Every command takes --data-dir DIR (default ./data, or $SLIPWAY_DATA_DIR).
 `;
@@ -27,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
       return runKeys(rest);
     case 'demo':
       return runDemo(rest);
+    case 'ledger':
+      return runLedger(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -181,7 +181,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
         if (bundle === undefined) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
         return bundle.landed
           ? { bundle_id: bundleId, status: 'Landed', landed_slot: bundle.slot }
-          : { bundle_id: bundleId, status: 'Failed', landed_slot: null };
+          : // `err` is not in Jito's shape: it says why, for clients that look (Slipway's Jito route does).
+            { bundle_id: bundleId, status: 'Failed', landed_slot: null, err: bundle.reason ?? null };
       }),
     );
   },

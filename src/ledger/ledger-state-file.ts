@@ -26,7 +26,7 @@ export interface SavedLedger {
   readonly slotHashes: { slot: string; hash: string }[];
   readonly accounts: SavedAccount[];
   readonly statuses: [string, { slot: number; err: unknown }][];
-  readonly bundles: { bundleId: string; signatures: string[]; slot: number; landed: boolean; err: unknown }[];
+  readonly bundles: { bundleId: string; signatures: string[]; slot: number; landed: boolean; err: unknown; reason?: string | null }[];
   readonly journalSeq: number;
 }
 

@@ -68,6 +68,8 @@ export interface BundleRecord {
   readonly slot: number;
   readonly landed: boolean;
   readonly err: TransactionErrorJson | null;
+  /** Why a bundle did not land, in words (null when it landed). */
+  readonly reason?: string | null;
 }
 
 export type BundleOutcome =
@@ -186,9 +188,12 @@ export class LocalLedger {
     return this.blockhashes.has(blockhash);
   }
 
-  /** Runs the transaction without committing anything (preflight). */
-  simulate(tx: ValidatedTransaction): ExecutionOutcome {
-    const refused = this.checkAdmission(tx);
+  /**
+   * Runs the transaction without committing anything (preflight). `ignoreBlockhash` is
+   * `simulateTransaction`'s `replaceRecentBlockhash`: the blockhash is not checked.
+   */
+  simulate(tx: ValidatedTransaction, options: { ignoreBlockhash?: boolean } = {}): ExecutionOutcome {
+    const refused = this.checkAdmission(tx, options.ignoreBlockhash === true);
     if (refused !== undefined) return refused;
     const bytes = tx.wire.bytes;
     const result = tx.wire.version === 'legacy' ? this.svm.simulateLegacyTransaction(bytes) : this.svm.simulateVersionedTransaction(bytes);
@@ -216,13 +221,14 @@ export class LocalLedger {
       const outcome = this.checkAdmission(tx, options.replay === true) ?? this.run(tx);
       if (outcome.err !== null) {
         this.restoreAccounts(saved);
-        this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: false, err: outcome.err });
+        const reason = `transaction ${index + 1} of ${txs.length} (${tx.signature}) failed: ${outcome.errText}`;
+        this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: false, err: outcome.err, reason });
         return { landed: false, failedIndex: index, outcome };
       }
       outcomes.push(outcome);
     }
     for (const outcome of outcomes) this.recordStatus(outcome);
-    this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: true, err: null });
+    this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: true, err: null, reason: null });
     return { landed: true, slot: this.slot, outcomes };
   }
 

@@ -5,6 +5,7 @@
  */
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
+import { preflightFailure } from '../errors/preflight-failure';
 import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
 import type { Journal, NewSubmission } from '../stores/journal';
 import type { SendOptions } from '../upstreams/upstream';
@@ -74,19 +75,7 @@ export function createSubmissionPipeline({ router, journal, recent, duplicateTtl
     }
     if (!options.skipPreflight) {
       const simulation = await upstream.simulate(tx);
-      if (simulation.err !== null) {
-        return fail(
-          slipwayError('PREFLIGHT_FAILURE', `Transaction simulation failed: ${simulation.errText ?? String(simulation.err)}`, {
-            accounts: null,
-            err: simulation.err,
-            innerInstructions: null,
-            logs: simulation.logs,
-            replacementBlockhash: null,
-            returnData: null,
-            unitsConsumed: simulation.unitsConsumed,
-          }),
-        );
-      }
+      if (simulation.err !== null) return fail(preflightFailure(simulation));
     }
     const seq = await journalize({ kind: 'transaction', keyId: context.keyId, antiMev: context.antiMev, bundleId: null, transactions: [journalTransaction(tx)] });
     try {

@@ -1,0 +1,200 @@
+/**
+ * The embedded ledger served over HTTP as a standalone local cluster (`bin/slipway ledger`):
+ * a Solana JSON-RPC node on `/` and a Jito-style block engine on `/api/v1/bundles` and
+ * `/api/v1/transactions`, with a node's semantics and error shapes (base58 by default,
+ * preflight unless skipped, -32002 with logs, …), and fault injection for tests.
+ * No API key: it plays the network, not the gateway.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Result } from '../errors/error-catalogue';
+import { fail, ok, slipwayError } from '../errors/error-catalogue';
+import { preflightFailure } from '../errors/preflight-failure';
+import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from '../http/json-rpc-envelope';
+import { computeBundleId } from '../pipeline/bundle-id';
+import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
+import { verifyTransactionSignatures } from '../validation/verify-signatures';
+import { FaultInjector, parseFaultSetting } from './fault-injector';
+import { LEDGER_RPC_METHODS } from './ledger-rpc';
+import type { LocalLedger } from './local-ledger';
+
+const JITO_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInflightBundleStatuses']);
+const MAX_BUNDLE_TRANSACTIONS = 5;
+const PARSE_FAILED = Symbol('parse failed');
+
+type Path = 'rpc' | 'bundles' | 'transactions';
+
+interface CallContext {
+  readonly path: Path;
+  readonly bundleOnly: boolean;
+}
+
+export interface LedgerNodeOptions {
+  readonly ledger: LocalLedger;
+  readonly faults: FaultInjector;
+  readonly logLevel: string;
+}
+
+const reply200 = (body: unknown): RpcReply => ({ status: 200, body });
+const invalid = (message: string) => fail<never>(slipwayError('INVALID_PARAMS', message));
+
+export function createLedgerNode({ ledger, faults, logLevel }: LedgerNodeOptions): FastifyInstance {
+  const app = Fastify({
+    logger: { level: logLevel, stream: process.stderr },
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true,
+  });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(null, PARSE_FAILED);
+    }
+  });
+  app.addHook('onClose', async () => faults.releaseHanging());
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith('/_faults')) return;
+    switch (faults.drawTransportFault()) {
+      case 'refuse':
+        request.raw.socket.destroy();
+        return reply.hijack();
+      case 'error':
+        return reply.code(503).type('text/plain').send('Service Unavailable (injected fault)');
+      case 'hang':
+        faults.hold(() => request.raw.socket.destroy());
+        return reply.hijack();
+      default:
+        return;
+    }
+  });
+
+  const dispatch = async (id: JsonRpcId, method: string, params: readonly unknown[], context: CallContext): Promise<RpcReply> => {
+    const answer = call(method, params, context);
+    if (answer === undefined) return reply200(errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)));
+    if (!answer.ok) return reply200(errorResponse(id, answer.error));
+    return reply200('error' in answer.value ? { jsonrpc: '2.0', error: answer.value.error, id } : resultResponse(id, answer.value.result));
+  };
+
+  /** Which methods each path answers, as a node and a block engine split them. */
+  function call(method: string, params: readonly unknown[], context: CallContext) {
+    if (context.path === 'rpc') {
+      if (method === 'sendTransaction') return sendTransaction(params, false);
+      if (method === 'simulateTransaction') return simulateTransaction(params);
+      if (JITO_METHODS.has(method)) return undefined;
+    } else if (context.path === 'transactions') {
+      if (method === 'sendTransaction') return sendTransaction(params, context.bundleOnly);
+      return undefined;
+    } else {
+      if (method === 'sendBundle') return sendBundle(params);
+      if (!JITO_METHODS.has(method)) return undefined;
+    }
+    const handler = LEDGER_RPC_METHODS[method];
+    return handler === undefined ? undefined : ok(handler(ledger, params));
+  }
+
+  function sendTransaction(params: readonly unknown[], bundleOnly: boolean): Result<{ result: unknown }> {
+    const parsed = parseTransactionParam(params, false);
+    if (!parsed.ok) return parsed;
+    const { tx, config } = parsed.value;
+    const signaturesValid = verifyTransactionSignatures(tx.wire).valid;
+    if (config.skipPreflight !== true) {
+      if (!signaturesValid) return fail(slipwayError('SIGNATURE_VERIFICATION_FAILURE', 'Transaction signature verification failure'));
+      if (typeof config.minContextSlot === 'number' && ledger.currentSlot < config.minContextSlot) {
+        return fail(slipwayError('MIN_CONTEXT_SLOT_NOT_REACHED', 'Minimum context slot has not been reached', { contextSlot: ledger.currentSlot }));
+      }
+      const simulation = ledger.simulate(tx);
+      if (simulation.err !== null) return fail(preflightFailure(simulation));
+    }
+    // A transaction with a bad signature is answered and dropped, as a node's TPU drops it.
+    if (signaturesValid && !faults.shouldDrop()) {
+      if (bundleOnly) ledger.executeBundle(computeBundleId([tx.signature]), [tx]);
+      else ledger.execute(tx);
+    }
+    return ok({ result: tx.signature });
+  }
+
+  function simulateTransaction(params: readonly unknown[]): Result<{ result: unknown }> {
+    const config = (params[1] ?? {}) as Record<string, unknown>;
+    const sigVerify = config.sigVerify === true;
+    const replace = config.replaceRecentBlockhash === true;
+    if (sigVerify && replace) return invalid('sigVerify may not be used with replaceRecentBlockhash');
+    const parsed = parseTransactionParam(params, sigVerify);
+    if (!parsed.ok) return parsed;
+    const simulation = ledger.simulate(parsed.value.tx, { ignoreBlockhash: replace });
+    return ok({
+      result: {
+        context: { slot: ledger.currentSlot, apiVersion: '2.3.0' },
+        value: {
+          err: simulation.err,
+          logs: simulation.logs,
+          accounts: null,
+          unitsConsumed: simulation.unitsConsumed,
+          returnData: null,
+          innerInstructions: null,
+          replacementBlockhash: replace ? ledger.latestBlockhash() : null,
+        },
+      },
+    });
+  }
+
+  function sendBundle(params: readonly unknown[]): Result<{ result: unknown }> {
+    const [list, configValue] = params;
+    const encoding = encodingOf(configValue);
+    if (!encoding.ok) return encoding;
+    if (!Array.isArray(list) || list.length === 0) return invalid('params[0] must be a non-empty array of transactions');
+    if (list.length > MAX_BUNDLE_TRANSACTIONS) return invalid(`bundle has ${list.length} transactions; at most ${MAX_BUNDLE_TRANSACTIONS}`);
+    const txs: ValidatedTransaction[] = [];
+    for (const [index, encoded] of list.entries()) {
+      if (typeof encoded !== 'string') return invalid(`transaction ${index} must be a string`);
+      const tx = validateTransaction(encoded, `transaction ${index}`, undefined, { encoding: encoding.value });
+      if (!tx.ok) return tx;
+      if (txs.some((t) => t.signature === tx.value.signature)) return invalid(`bundle contains transaction ${tx.value.signature} twice`);
+      txs.push(tx.value);
+    }
+    const bundleId = computeBundleId(txs.map((tx) => tx.signature));
+    // As a block engine: the ID is answered at once; the outcome is read from the bundle statuses.
+    if (!faults.shouldDrop()) ledger.executeBundle(bundleId, txs);
+    return ok({ result: bundleId });
+  }
+
+  const handle = createJsonRpcEndpoint(dispatch, (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'));
+  const route = (path: Path) => async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.body === PARSE_FAILED || request.body === undefined) {
+      return reply.send(errorResponse(null, slipwayError('PARSE_ERROR', 'Parse error')));
+    }
+    const bundleOnly = (request.query as Record<string, unknown>).bundleOnly === 'true';
+    const { status, body } = await handle(request.body, { path, bundleOnly });
+    return status === 204 ? reply.code(204).send() : reply.code(status).send(body);
+  };
+  app.post('/', route('rpc'));
+  app.post('/api/v1/bundles', route('bundles'));
+  app.post('/api/v1/transactions', route('transactions'));
+  app.get('/health', async (_request, reply) => reply.type('text/plain').send('ok'));
+  app.get('/_faults', async () => faults.current);
+  app.post('/_faults', async (request, reply) => {
+    const setting = parseFaultSetting(request.body);
+    if (typeof setting === 'string') return reply.code(400).send({ error: setting });
+    faults.set(setting);
+    return setting;
+  });
+  return app;
+}
+
+/** A node's `[transaction, config]`: base58 unless `config.encoding` says base64. */
+function parseTransactionParam(params: readonly unknown[], verifySignatures: boolean): Result<{ tx: ValidatedTransaction; config: Record<string, unknown> }> {
+  const [encoded, configValue] = params;
+  if (typeof encoded !== 'string') return invalid('Invalid params: expected a transaction string as params[0]');
+  const encoding = encodingOf(configValue);
+  if (!encoding.ok) return encoding;
+  const tx = validateTransaction(encoded, '', undefined, { encoding: encoding.value, verifySignatures });
+  if (!tx.ok) return tx;
+  return ok({ tx: tx.value, config: (configValue ?? {}) as Record<string, unknown> });
+}
+
+function encodingOf(config: unknown): Result<'base58' | 'base64'> {
+  const encoding = config !== null && typeof config === 'object' ? (config as Record<string, unknown>).encoding : undefined;
+  if (encoding === undefined || encoding === 'base58') return ok('base58');
+  if (encoding === 'base64') return ok('base64');
+  return invalid(`unsupported encoding: ${String(encoding)}. Supported encodings: base58, base64`);
+}
