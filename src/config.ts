@@ -3,6 +3,7 @@
  * environment variables and overridden by command-line flags. docs/CONFIG.md has the table.
  */
 import path from 'node:path';
+import { DEFAULT_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 
 export interface SlipwayConfig {
   readonly host: string;
@@ -20,9 +21,13 @@ export interface SlipwayConfig {
   /** How often the embedded ledger's state is saved, bounding what recovery replays after a crash. */
   readonly snapshotIntervalMs: number;
   readonly logLevel: string;
+  /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
+  readonly network: NetworkConfig;
 }
 
-export const DEFAULT_CONFIG: SlipwayConfig = {
+type ScalarSettings = Omit<SlipwayConfig, 'network'>;
+
+export const DEFAULT_CONFIG: ScalarSettings = {
   host: '127.0.0.1',
   port: 8080,
   dataDir: './data',
@@ -34,7 +39,7 @@ export const DEFAULT_CONFIG: SlipwayConfig = {
   logLevel: 'info',
 };
 
-const ENV: Record<keyof SlipwayConfig, string> = {
+const ENV: Record<keyof ScalarSettings, string> = {
   host: 'SLIPWAY_HOST',
   port: 'SLIPWAY_PORT',
   dataDir: 'SLIPWAY_DATA_DIR',
@@ -46,13 +51,21 @@ const ENV: Record<keyof SlipwayConfig, string> = {
   logLevel: 'SLIPWAY_LOG_LEVEL',
 };
 
-/** Merges defaults, environment and explicit settings (in rising priority), and checks them. */
-export function resolveConfig(settings: Partial<Record<keyof SlipwayConfig, string | number | undefined>>, env: NodeJS.ProcessEnv = process.env): SlipwayConfig {
-  const pick = (name: keyof SlipwayConfig): string | undefined => {
-    const explicit = settings[name];
-    return explicit !== undefined ? String(explicit) : env[ENV[name]];
+export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
+
+/**
+ * Merges defaults, the configuration file (`config`, or $SLIPWAY_CONFIG), the environment
+ * and explicit settings, in rising priority, and checks them.
+ */
+export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = process.env): SlipwayConfig {
+  const configFile = settings.config ?? env.SLIPWAY_CONFIG;
+  const file = configFile === undefined ? undefined : readConfigFile(String(configFile));
+  const fromFile: FileSettings = file?.settings ?? {};
+  const pick = (name: keyof ScalarSettings): string | undefined => {
+    const explicit = settings[name] ?? env[ENV[name]] ?? fromFile[name];
+    return explicit !== undefined ? String(explicit) : undefined;
   };
-  const integer = (name: keyof SlipwayConfig, min: number, max: number): number => {
+  const integer = (name: keyof ScalarSettings, min: number, max: number): number => {
     const raw = pick(name);
     if (raw === undefined) return DEFAULT_CONFIG[name] as number;
     const value = Number(raw);
@@ -61,7 +74,7 @@ export function resolveConfig(settings: Partial<Record<keyof SlipwayConfig, stri
     }
     return value;
   };
-  const oneOf = <T extends string>(name: keyof SlipwayConfig, allowed: readonly T[]): T => {
+  const oneOf = <T extends string>(name: keyof ScalarSettings, allowed: readonly T[]): T => {
     const raw = pick(name) ?? (DEFAULT_CONFIG[name] as string);
     if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
     return raw as T;
@@ -76,6 +89,7 @@ export function resolveConfig(settings: Partial<Record<keyof SlipwayConfig, stri
     journalSync: oneOf('journalSync', ['NORMAL', 'FULL'] as const),
     snapshotIntervalMs: integer('snapshotIntervalMs', 100, 3_600_000),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    network: file?.network ?? DEFAULT_NETWORK,
   };
 }
 

@@ -11,6 +11,7 @@ export async function runServe(args: string[]): Promise<number> {
     'slot-ms': { type: 'string' },
     'bundle-result': { type: 'string' },
     'log-level': { type: 'string' },
+    config: { type: 'string' },
   });
   const config = resolveConfig({
     host: values.host,
@@ -19,6 +20,7 @@ export async function runServe(args: string[]): Promise<number> {
     slotMs: values['slot-ms'],
     bundleResult: values['bundle-result'],
     logLevel: values['log-level'],
+    config: values.config,
   });
   const app = await startApp(config);
   if (app.replayed > 0) {

@@ -5,8 +5,8 @@
  * an error the way an Agave node does.
  */
 import bs58 from 'bs58';
-import type { RpcAnswer } from '../upstreams/upstream';
-import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger } from './local-ledger';
+import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
+import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
 
 /** Jito's mainnet tip accounts: a tip is a plain transfer to one of them. */
 export const JITO_TIP_ACCOUNTS = [
@@ -65,10 +65,15 @@ function configOf(params: readonly unknown[], index: number): Record<string, unk
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
 
-function confirmationOf(ledger: LocalLedger, slot: number): { confirmations: number | null; confirmationStatus: string } {
+function confirmationOf(ledger: LocalLedger, slot: number): { confirmations: number | null; confirmationStatus: 'processed' | 'confirmed' | 'finalized' } {
   const depth = ledger.currentSlot - slot;
   if (depth >= FINALIZED_DEPTH) return { confirmations: null, confirmationStatus: 'finalized' };
   return { confirmations: depth, confirmationStatus: depth >= CONFIRMED_DEPTH ? 'confirmed' : 'processed' };
+}
+
+/** A status in `getSignatureStatuses`' shape, confirmation by slot depth. */
+export function signatureStatusView(ledger: LocalLedger, status: SignatureStatus): SignatureStatusView {
+  return { slot: status.slot, ...confirmationOf(ledger, status.slot), err: status.err };
 }
 
 function bundleIdsOf(params: readonly unknown[]): string[] | RpcAnswer {
@@ -133,12 +138,7 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       (signatures as string[]).map((signature) => {
         const status = ledger.getSignatureStatus(signature);
         if (status === undefined) return null;
-        return {
-          slot: status.slot,
-          ...confirmationOf(ledger, status.slot),
-          err: status.err,
-          status: status.err === null ? { Ok: null } : { Err: status.err },
-        };
+        return { ...signatureStatusView(ledger, status), status: status.err === null ? { Ok: null } : { Err: status.err } };
       }),
     );
   },

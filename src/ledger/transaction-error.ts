@@ -75,43 +75,63 @@ export interface DescribedError {
 
 /** Describes a transaction error that carries no field, by its name (e.g. `BlockhashNotFound`). */
 export function describeFieldlessError(name: string): DescribedError {
-  return { json: name, text: TRANSACTION_ERROR_TEXT[name] ?? name };
+  return { json: name, text: describeTransactionErrorJson(name) };
 }
 
 /** Converts the value of LiteSVM's `FailedTransactionMetadata.err()`. */
 export function describeTransactionError(err: unknown): DescribedError {
-  if (typeof err === 'number') {
-    return describeFieldlessError(TRANSACTION_ERRORS[err] ?? `TransactionError(${err})`);
-  }
-  if (err !== null && typeof err === 'object') {
-    const e = err as { index?: number; accountIndex?: number; err?: () => unknown };
-    if (typeof e.err === 'function' && typeof e.index === 'number') {
-      const inner = describeInstructionError(e.err());
-      return { json: { InstructionError: [e.index, inner.json] }, text: `Error processing Instruction ${e.index}: ${inner.text}` };
-    }
-    if (typeof e.accountIndex === 'number') {
-      const name = err.constructor.name.includes('Rent') ? 'InsufficientFundsForRent' : 'ProgramExecutionTemporarilyRestricted';
-      const text =
-        name === 'InsufficientFundsForRent'
-          ? `Transaction results in an account (${e.accountIndex}) with insufficient funds for rent`
-          : `Execution of the program referenced by account at index ${e.accountIndex} is temporarily restricted.`;
-      return { json: { [name]: { account_index: e.accountIndex } }, text };
-    }
-    if (typeof e.index === 'number') {
-      return { json: { DuplicateInstruction: e.index }, text: `Transaction contains a duplicate instruction (${e.index}) that is not allowed` };
-    }
-  }
-  return { json: String(err), text: String(err) };
+  const json = toTransactionErrorJson(err);
+  return { json, text: describeTransactionErrorJson(json) };
 }
 
-function describeInstructionError(err: unknown): { json: unknown; text: string } {
-  if (typeof err === 'number') {
-    const name = INSTRUCTION_ERRORS[err] ?? `InstructionError(${err})`;
-    return { json: name, text: INSTRUCTION_ERROR_TEXT[name] ?? name };
+function toTransactionErrorJson(err: unknown): TransactionErrorJson {
+  if (typeof err === 'number') return TRANSACTION_ERRORS[err] ?? `TransactionError(${err})`;
+  if (err !== null && typeof err === 'object') {
+    const e = err as { index?: number; accountIndex?: number; err?: () => unknown };
+    if (typeof e.err === 'function' && typeof e.index === 'number') return { InstructionError: [e.index, toInstructionErrorJson(e.err())] };
+    if (typeof e.accountIndex === 'number') {
+      const name = err.constructor.name.includes('Rent') ? 'InsufficientFundsForRent' : 'ProgramExecutionTemporarilyRestricted';
+      return { [name]: { account_index: e.accountIndex } };
+    }
+    if (typeof e.index === 'number') return { DuplicateInstruction: e.index };
   }
-  const custom = err as { code?: number; toString(): string };
-  if (typeof custom.code === 'number') {
-    return { json: { Custom: custom.code }, text: `custom program error: 0x${custom.code.toString(16)}` };
+  return String(err);
+}
+
+function toInstructionErrorJson(err: unknown): unknown {
+  if (typeof err === 'number') return INSTRUCTION_ERRORS[err] ?? `InstructionError(${err})`;
+  const custom = err as { code?: number; msg?: string };
+  if (typeof custom.code === 'number') return { Custom: custom.code };
+  return { BorshIoError: custom.msg ?? String(err) };
+}
+
+/**
+ * Agave's display text of a transaction error given in its JSON form, as in
+ * "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1".
+ */
+export function describeTransactionErrorJson(json: TransactionErrorJson): string {
+  if (typeof json === 'string') return TRANSACTION_ERROR_TEXT[json] ?? json;
+  const [name, value] = Object.entries(json)[0] ?? ['', undefined];
+  switch (name) {
+    case 'InstructionError': {
+      const [index, inner] = value as [number, unknown];
+      return `Error processing Instruction ${index}: ${describeInstructionErrorJson(inner)}`;
+    }
+    case 'InsufficientFundsForRent':
+      return `Transaction results in an account (${(value as { account_index: number }).account_index}) with insufficient funds for rent`;
+    case 'ProgramExecutionTemporarilyRestricted':
+      return `Execution of the program referenced by account at index ${(value as { account_index: number }).account_index} is temporarily restricted.`;
+    case 'DuplicateInstruction':
+      return `Transaction contains a duplicate instruction (${String(value)}) that is not allowed`;
+    default:
+      return JSON.stringify(json);
   }
-  return { json: { BorshIoError: String(err) }, text: `Failed to serialize or deserialize account data: ${String(err)}` };
+}
+
+function describeInstructionErrorJson(inner: unknown): string {
+  if (typeof inner === 'string') return INSTRUCTION_ERROR_TEXT[inner] ?? inner;
+  const record = inner as Record<string, unknown>;
+  if (typeof record.Custom === 'number') return `custom program error: 0x${record.Custom.toString(16)}`;
+  if ('BorshIoError' in record) return `Failed to serialize or deserialize account data: ${String(record.BorshIoError)}`;
+  return JSON.stringify(inner);
 }

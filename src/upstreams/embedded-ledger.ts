@@ -4,19 +4,22 @@
  * `sendBundle` returns. Counts as a protected route: nobody else ever sees the transaction.
  */
 import type { LocalLedger } from '../ledger/local-ledger';
-import { LEDGER_RPC_METHODS } from '../ledger/ledger-rpc';
+import { LEDGER_RPC_METHODS, signatureStatusView } from '../ledger/ledger-rpc';
 import type { Upstream } from './upstream';
 
-export function createEmbeddedLedgerUpstream(ledger: LocalLedger): Upstream {
+export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedded'): Upstream {
   return {
-    name: 'embedded-ledger',
+    name,
+    kind: 'embedded',
     protected: true,
+    simulates: true,
     getSlot: async () => ledger.currentSlot,
     simulate: async (tx) => ({ ...ledger.simulate(tx), slot: ledger.currentSlot }),
     sendTransaction: async (tx) => {
       const outcome = ledger.execute(tx);
       return { dropped: outcome.included ? null : outcome.errText };
     },
+    admitBundle: async () => null,
     sendBundle: async (bundleId, txs) => {
       const outcome = ledger.executeBundle(bundleId, txs);
       if (outcome.landed) return { accepted: true };
@@ -27,6 +30,18 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger): Upstream {
       const handler = LEDGER_RPC_METHODS[method];
       return handler === undefined ? undefined : handler(ledger, params);
     },
+    getSignatureStatuses: async (signatures) =>
+      signatures.map((signature) => {
+        const status = ledger.getSignatureStatus(signature);
+        return status === undefined ? null : signatureStatusView(ledger, status);
+      }),
+    getBundleStatuses: async (bundleIds) =>
+      bundleIds.map((bundleId) => {
+        const bundle = ledger.getBundle(bundleId);
+        if (bundle === undefined) return { status: 'Invalid', landedSlot: null, reason: null };
+        return bundle.landed ? { status: 'Landed', landedSlot: bundle.slot, reason: null } : { status: 'Failed', landedSlot: null, reason: bundle.reason ?? null };
+      }),
+    isBlockhashValid: async (blockhash) => ledger.isBlockhashValid(blockhash),
     close: async () => {
       ledger.stop();
     },

@@ -1,10 +1,13 @@
 /**
  * The seam between Slipway's pipeline and the network: one small interface that every
- * route implements (the embedded ledger here; Solana RPC nodes and Jito block engines
- * later). The router picks upstreams; nothing outside the composition root names an adapter.
+ * route implements (the embedded ledger, Solana RPC nodes, Jito block engines). The router
+ * picks upstreams; nothing outside the composition root names an adapter.
+ *
+ * Methods throw when the upstream cannot be reached or used (with a reason in words); a
+ * refusal or outcome the upstream reports is a value.
  */
-import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { TransactionErrorJson } from '../ledger/transaction-error';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
 
 /** Solana's send options, as `sendTransaction`'s `params[1]` carries them. */
 export interface SendOptions {
@@ -39,21 +42,48 @@ export type BundleSendResult =
       readonly logs: string[];
     };
 
+/** A signature's status as `getSignatureStatuses` reports it. */
+export interface SignatureStatusView {
+  readonly slot: number;
+  readonly confirmations: number | null;
+  readonly err: TransactionErrorJson | null;
+  readonly confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
+}
+
+/** A bundle's state as `getInflightBundleStatuses` reports it, with the reason where known. */
+export interface BundleStatusView {
+  readonly status: 'Invalid' | 'Pending' | 'Failed' | 'Landed';
+  readonly landedSlot: number | null;
+  readonly reason: string | null;
+}
+
 /** The answer of a JSON-RPC method the upstream serves directly (reads, statuses). */
 export type RpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
+export type UpstreamKind = 'embedded' | 'rpc' | 'jito';
+
 export interface Upstream {
   readonly name: string;
+  readonly kind: UpstreamKind;
   /** Whether the route exposes transactions to no one but the block producer (for anti-MEV). */
   readonly protected: boolean;
+  /** Whether it can simulate transactions (preflight); block engines cannot. */
+  readonly simulates: boolean;
   /** Current slot as the upstream sees it. */
   getSlot(): Promise<number>;
   simulate(tx: ValidatedTransaction): Promise<SimulationResult>;
-  /** Forwards one transaction; it may still fail on chain (its status tells). */
+  /** Forwards one transaction (once: rebroadcast is the tracker's); it may still fail on chain. */
   sendTransaction(tx: ValidatedTransaction, options: SendOptions): Promise<SendOutcome>;
+  /** Why this upstream would refuse the bundle before sending it (e.g. no tip), or null. */
+  admitBundle(txs: readonly ValidatedTransaction[]): Promise<string | null>;
   /** Forwards a bundle; `accepted: false` when the route knows at once that it was rejected whole. */
   sendBundle(bundleId: string, txs: readonly ValidatedTransaction[]): Promise<BundleSendResult>;
   /** Answers a JSON-RPC method Slipway does not handle itself, or undefined if it does not know it. */
   call(method: string, params: readonly unknown[]): Promise<RpcAnswer | undefined>;
+  /** Statuses of up to 256 signatures, null where unknown. */
+  getSignatureStatuses(signatures: readonly string[]): Promise<(SignatureStatusView | null)[]>;
+  /** States of up to 5 bundles sent through this upstream. */
+  getBundleStatuses(bundleIds: readonly string[]): Promise<BundleStatusView[]>;
+  isBlockhashValid(blockhash: string): Promise<boolean>;
   close(): Promise<void>;
 }

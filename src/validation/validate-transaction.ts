@@ -20,6 +20,8 @@ declare const validated: unique symbol;
 export interface ValidatedTransaction {
   readonly [validated]: true;
   readonly wire: WireTransaction;
+  /** The wire bytes in Base64, as upstreams take them (kept from the request: never encoded twice). */
+  readonly base64: string;
   /** base58 of the first signature: the transaction's ID, as `sendTransaction` returns it. */
   readonly signature: string;
   readonly usesDurableNonce: boolean;
@@ -91,6 +93,7 @@ export function validateTransaction(
   }
   return ok({
     wire,
+    base64: options.encoding === 'base58' ? bytes.toString('base64') : encoded,
     signature: bs58.encode(wire.signatures[0]!),
     usesDurableNonce: usesDurableNonce(wire),
   } as ValidatedTransaction);
@@ -117,5 +120,5 @@ function decodeTransaction(encoded: string, encoding: 'base64' | 'base58'): Resu
 export function restoreValidatedTransaction(bytes: Buffer): ValidatedTransaction {
   const wire = parseWireTransaction(bytes);
   if (isWireDefect(wire)) throw new Error(`journaled transaction does not parse: ${wire.detail}`);
-  return { wire, signature: bs58.encode(wire.signatures[0]!), usesDurableNonce: usesDurableNonce(wire) } as ValidatedTransaction;
+  return { wire, base64: bytes.toString('base64'), signature: bs58.encode(wire.signatures[0]!), usesDurableNonce: usesDurableNonce(wire) } as ValidatedTransaction;
 }

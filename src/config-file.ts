@@ -1,0 +1,155 @@
+/**
+ * The configuration file (`--config FILE`, or `SLIPWAY_CONFIG`): upstreams, which of them
+ * serve each operation, timeouts and rebroadcast, plus any of the server settings. Parsed
+ * once at start with zod; a field that is wrong, unknown, or that would break a promise of
+ * the API (bundles routed where they cannot execute atomically, anti-MEV traffic routed to
+ * an unprotected upstream) stops start-up with a message naming it. docs/CONFIG.md lists
+ * every field.
+ */
+import fs from 'node:fs';
+import { z } from 'zod';
+
+const name = z.string().regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -');
+const url = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const upstreamSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('embedded') }),
+  z.strictObject({
+    type: z.literal('rpc'),
+    urls: z.array(url).min(1),
+    /** A private RPC that shows transactions to no one may be marked protected by its operator. */
+    protected: z.boolean().default(false),
+  }),
+  z.strictObject({
+    type: z.literal('jito'),
+    /** Block-engine base URLs, e.g. https://ny.mainnet.block-engine.jito.wtf/api/v1 (one per region). */
+    urls: z.array(url).min(1),
+    protected: z.boolean().default(true),
+    /** Bundles must tip at least this much to one of the engine's tip accounts. */
+    minTipLamports: z.number().int().min(0).default(1000),
+    requireTip: z.boolean().default(true),
+  }),
+]);
+
+const fileSchema = z.strictObject({
+  host: z.string().optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  dataDir: z.string().optional(),
+  slotMs: z.number().int().optional(),
+  bundleResult: z.enum(['id', 'signatures']).optional(),
+  duplicateTtlMs: z.number().int().optional(),
+  journalSync: z.enum(['NORMAL', 'FULL']).optional(),
+  snapshotIntervalMs: z.number().int().optional(),
+  logLevel: z.string().optional(),
+  upstreams: z.record(name, upstreamSchema).optional(),
+  routes: z
+    .strictObject({
+      sendTransaction: z.array(name),
+      submitBatch: z.array(name),
+      sendBundle: z.array(name),
+      antiMev: z.array(name),
+      reads: name,
+    })
+    .partial()
+    .optional(),
+  requestTimeoutMs: z.number().int().min(50).max(60_000).default(2_000),
+  rebroadcast: z
+    .strictObject({
+      intervalMs: z.number().int().min(50).max(60_000).default(2_000),
+      maxAttempts: z.number().int().min(1).max(10_000).default(90),
+      queueCapacity: z.number().int().min(1).max(10_000_000).default(100_000),
+    })
+    .default({ intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 }),
+});
+
+export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+
+export interface RoutesConfig {
+  readonly sendTransaction: readonly string[];
+  readonly submitBatch: readonly string[];
+  /** Empty: bundles are not served (requests are refused, saying so). */
+  readonly sendBundle: readonly string[];
+  /** Where `anti_mev=1` submissions go, instead of their operation's route; empty: refused. */
+  readonly antiMev: readonly string[];
+  readonly reads: string;
+}
+
+export interface NetworkConfig {
+  readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  readonly routes: RoutesConfig;
+  readonly requestTimeoutMs: number;
+  readonly rebroadcast: { readonly intervalMs: number; readonly maxAttempts: number; readonly queueCapacity: number };
+}
+
+/** With no configuration file: everything on the embedded ledger. */
+export const DEFAULT_NETWORK: NetworkConfig = {
+  upstreams: { embedded: { type: 'embedded' } },
+  routes: { sendTransaction: ['embedded'], submitBatch: ['embedded'], sendBundle: ['embedded'], antiMev: ['embedded'], reads: 'embedded' },
+  requestTimeoutMs: 2_000,
+  rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
+};
+
+export type FileSettings = Partial<Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel', string | number>>;
+
+export interface ConfigFile {
+  readonly settings: FileSettings;
+  readonly network: NetworkConfig;
+}
+
+export function readConfigFile(file: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`configuration ${file}: cannot read it as JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return parseConfigFile(raw, file);
+}
+
+export function parseConfigFile(raw: unknown, source: string): ConfigFile {
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
+    throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
+  }
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, rebroadcast, ...settings } = parsed.data;
+  const upstreams = upstreamsValue ?? DEFAULT_NETWORK.upstreams;
+  const fail = (field: string, message: string): never => {
+    throw new Error(`configuration ${source}: ${field}: ${message}`);
+  };
+  const names = Object.keys(upstreams);
+  if (names.length === 0) fail('upstreams', 'name at least one upstream');
+  const ofType = (...types: UpstreamConfig['type'][]) => names.filter((n) => types.includes(upstreams[n]!.type));
+  const isProtected = (n: string) => upstreams[n]!.type === 'embedded' || (upstreams[n] as { protected?: boolean }).protected === true;
+
+  const routes: RoutesConfig = {
+    sendTransaction: routesValue?.sendTransaction ?? ofType('embedded', 'rpc'),
+    submitBatch: routesValue?.submitBatch ?? ofType('embedded', 'rpc'),
+    sendBundle: routesValue?.sendBundle ?? ofType('embedded', 'jito'),
+    antiMev: routesValue?.antiMev ?? names.filter(isProtected),
+    reads: routesValue?.reads ?? ofType('embedded', 'rpc')[0] ?? fail('routes.reads', 'no upstream can answer reads: add an rpc upstream'),
+  };
+  for (const [route, list] of Object.entries(routes) as [keyof RoutesConfig, string | readonly string[]][]) {
+    for (const [i, n] of (typeof list === 'string' ? [list] : list).entries()) {
+      const field = typeof list === 'string' ? `routes.${route}` : `routes.${route}[${i}]`;
+      const upstream = upstreams[n] ?? fail(field, `no upstream is named "${n}" (upstreams: ${names.join(', ')})`);
+      if (route === 'sendBundle' && upstream.type === 'rpc') {
+        fail(field, `upstream "${n}" is a Solana RPC node, which cannot execute bundles atomically; route sendBundle to a jito or embedded upstream`);
+      }
+      if (route === 'antiMev' && !isProtected(n)) {
+        fail(field, `upstream "${n}" is not protected: anti-MEV traffic may only go to protected upstreams (jito, embedded, or an upstream marked "protected": true)`);
+      }
+      if (route === 'reads' && upstream.type === 'jito') fail(field, `upstream "${n}" is a block engine, which does not answer reads`);
+    }
+  }
+  for (const route of ['sendTransaction', 'submitBatch'] as const) {
+    if (routes[route].length === 0) fail(`routes.${route}`, 'name at least one upstream');
+  }
+  const used = new Set([...routes.sendTransaction, ...routes.submitBatch, ...routes.sendBundle, ...routes.antiMev, routes.reads]);
+  const embedded = [...used].filter((n) => upstreams[n]!.type === 'embedded');
+  if (embedded.length > 0 && used.size > embedded.length) {
+    fail('routes', 'the embedded ledger cannot be combined with network upstreams: they are different ledgers');
+  }
+  return { settings, network: { upstreams, routes, requestTimeoutMs, rebroadcast } };
+}
