@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     ];
     let started = performance.now();
     for (let i = 0; i < COUNT; i++) {
-      await journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes }] });
+      await journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['embedded'], transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes }] });
     }
     parts.push(['journal write (SQLite, WAL)', ((performance.now() - started) * 1000) / COUNT]);
     parts.push(['preflight simulation (LiteSVM)', microsPer(Math.min(COUNT, 500), (i) => ledger.simulate(validated[i] as ValidatedTransaction))]);
@@ -78,8 +78,9 @@ async function main(): Promise<void> {
     // End to end: sequential requests over one keep-alive connection, fresh transactions.
     const app = await startApp(resolveConfig({ port: 0, dataDir: path.join(dir, 'app'), logLevel: 'silent' }, {}));
     const funded = Keypair.generate();
-    app.ledger.airdrop(funded.publicKey.toBytes(), BigInt(1000 * LAMPORTS_PER_SOL));
-    const e2e = makeTransactions(app.ledger.latestBlockhash().blockhash, funded, Math.min(COUNT, 1000));
+    const appLedger = app.ledger!;
+    appLedger.airdrop(funded.publicKey.toBytes(), BigInt(1000 * LAMPORTS_PER_SOL));
+    const e2e = makeTransactions(appLedger.latestBlockhash().blockhash, funded, Math.min(COUNT, 1000));
     const latencies: number[] = [];
     for (const [i, tx] of e2e.entries()) {
       const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: i % 2 === 0 }] });

@@ -1,29 +1,39 @@
 /**
  * The composition root: the only place where concrete stores, the ledger and upstreams
- * meet. It builds them from the configuration, recovers what a crash left, wires the
- * pipeline and the HTTP server, and owns the order of shutdown.
+ * meet. It builds them from the configuration, recovers what a crash left (ledger replay,
+ * duplicate detection, tracking of unfinished submissions), wires the pipeline and the
+ * HTTP server, and owns the order of shutdown.
  */
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createAuthenticator } from './auth/authenticator';
 import type { SlipwayConfig } from './config';
 import { dataPaths } from './config';
+import type { UpstreamConfig } from './config-file';
 import { createHttpServer } from './http/server';
 import { LocalLedger } from './ledger/local-ledger';
 import { replayJournal } from './ledger/recover-ledger';
 import { RecentTransactions } from './pipeline/recent-transactions';
 import { createRouter } from './pipeline/router';
 import { createSubmissionPipeline } from './pipeline/submission-pipeline';
+import { SubmissionTracker } from './pipeline/submission-tracker';
+import type { Journal } from './stores/journal';
 import { createSqliteJournal } from './stores/journal-sqlite';
 import { createSqliteKeyStore } from './stores/key-store-sqlite';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
+import { createJitoUpstream } from './upstreams/jito';
+import { createSolanaRpcUpstream } from './upstreams/solana-rpc';
+import type { Upstream } from './upstreams/upstream';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
   readonly url: string;
   readonly server: FastifyInstance;
-  readonly ledger: LocalLedger;
+  /** The embedded ledger, when a route uses it. */
+  readonly ledger: LocalLedger | undefined;
+  readonly journal: Journal;
+  readonly tracker: SubmissionTracker;
   /** The key created on first start with an empty key store, shown once. */
   readonly initialKey: { id: string; key: string } | null;
   /** Transactions replayed from the journal into the embedded ledger at start (after a crash). */
@@ -32,9 +42,21 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
+function createUpstream(name: string, config: UpstreamConfig, timeoutMs: number, ledger: () => LocalLedger): Upstream {
+  switch (config.type) {
+    case 'embedded':
+      return createEmbeddedLedgerUpstream(ledger(), name);
+    case 'rpc':
+      return createSolanaRpcUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs });
+    case 'jito':
+      return createJitoUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs, minTipLamports: config.minTipLamports, requireTip: config.requireTip });
+  }
+}
+
 export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const paths = dataPaths(config.dataDir);
+  const { network } = config;
 
   const keyStore = createSqliteKeyStore(paths.keys);
   let initialKey: RunningApp['initialKey'] = null;
@@ -43,31 +65,49 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     initialKey = { id: created.record.id, key: created.key };
   }
   const authenticator = await createAuthenticator(keyStore);
-
   const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
-  const ledger = LocalLedger.open({ slotMs: config.slotMs }, paths.ledger);
-  const { lastSeq, replayed } = await replayJournal(ledger, journal);
+
+  let ledger: LocalLedger | undefined;
+  const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs }, paths.ledger));
+  const upstreams = new Map<string, Upstream>();
+  for (const [name, upstreamConfig] of Object.entries(network.upstreams)) {
+    upstreams.set(name, createUpstream(name, upstreamConfig, network.requestTimeoutMs, openLedger));
+  }
+  const replay = ledger === undefined ? { lastSeq: await journal.lastSeq(), replayed: 0 } : await replayJournal(ledger, journal);
 
   const recent = new RecentTransactions(config.duplicateTtlMs);
   for (const entry of await journal.since(Date.now() - config.duplicateTtlMs)) {
-    if (entry.status === 'rejected') continue;
-    for (const tx of entry.transactions) recent.remember(restoreValidatedTransaction(tx.wire));
+    for (const tx of entry.transactions) if (tx.state !== 'rejected') recent.remember(restoreValidatedTransaction(tx.wire));
   }
 
-  const upstream = createEmbeddedLedgerUpstream(ledger);
-  const router = createRouter([upstream]);
-  const pipeline = createSubmissionPipeline({ router, journal, recent, duplicateTtlMs: config.duplicateTtlMs, initialSeq: lastSeq });
+  const router = createRouter(upstreams, network.routes);
+  const tracker = new SubmissionTracker({
+    journal,
+    reads: router.reads,
+    intervalMs: network.rebroadcast.intervalMs,
+    maxAttempts: network.rebroadcast.maxAttempts,
+    capacity: network.rebroadcast.queueCapacity,
+    // The server's logger, once it exists: the tracker starts after it.
+    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+  });
+  const pipeline = createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs: config.duplicateTtlMs, initialSeq: replay.lastSeq });
   const server = createHttpServer({ authenticator, pipeline, router, recent, bundleResult: config.bundleResult, logLevel: config.logLevel });
+  await resumeTracking(journal, router, tracker);
+  tracker.start();
 
   const saveLedger = () => {
+    if (ledger === undefined) return;
     ledger.journalSeq = pipeline.handedOverWatermark();
     ledger.save(paths.ledger);
   };
   saveLedger();
-  ledger.onUnjournaledChange = saveLedger;
-  const snapshots = setInterval(saveLedger, config.snapshotIntervalMs);
-  snapshots.unref();
-  ledger.start();
+  let snapshots: NodeJS.Timeout | undefined;
+  if (ledger !== undefined) {
+    ledger.onUnjournaledChange = saveLedger;
+    snapshots = setInterval(saveLedger, config.snapshotIntervalMs);
+    snapshots.unref();
+    ledger.start();
+  }
 
   await server.listen({ host: config.host, port: config.port });
   const address = server.server.address();
@@ -79,13 +119,16 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     url: `http://${host}:${port}`,
     server,
     ledger,
+    journal,
+    tracker,
     initialKey,
-    replayed,
+    replayed: replay.replayed,
     close() {
       closing ??= (async () => {
         await server.close();
         clearInterval(snapshots);
-        await upstream.close();
+        await tracker.stop();
+        await router.close();
         saveLedger();
         authenticator.close();
         await journal.close();
@@ -94,4 +137,20 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
       return closing;
     },
   };
+}
+
+/** After a restart, follows again what the last run had not seen land or expire. */
+async function resumeTracking(journal: Journal, router: ReturnType<typeof createRouter>, tracker: SubmissionTracker): Promise<void> {
+  for (const entry of await journal.unfinished()) {
+    const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
+    if (upstreams.length === 0) continue;
+    if (entry.kind === 'bundle') {
+      tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });
+      continue;
+    }
+    for (const tx of entry.transactions) {
+      if (tx.state !== 'received' && tx.state !== 'forwarded') continue;
+      tracker.track({ seq: entry.seq, position: tx.position, tx: restoreValidatedTransaction(tx.wire), upstreams, attempts: tx.attempts });
+    }
+  }
 }

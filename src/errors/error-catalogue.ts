@@ -27,6 +27,10 @@ export const ERROR_CATALOGUE = {
   BUNDLE_REJECTED: { code: -32090, http: 200, batchHttp: 400 },
   /** The upstream could not take the submission (unreachable, refused, timed out). */
   UPSTREAM_UNAVAILABLE: { code: -32091, http: 200, batchHttp: 502 },
+  /** The operation (or anti-MEV) has no route on this gateway's configuration. */
+  ROUTE_NOT_CONFIGURED: { code: -32092, http: 200, batchHttp: 503 },
+  /** An upstream refuses the bundle before it is sent (e.g. it pays no tip). */
+  BUNDLE_NOT_ADMITTED: { code: -32093, http: 200, batchHttp: 400 },
   /** No, unknown or revoked API key. */
   UNAUTHORIZED: { code: -32098, http: 401, batchHttp: 401 },
   /** The key is valid but lacks the permission the operation needs. */

@@ -9,15 +9,18 @@ import type { Journal } from '../stores/journal';
 import { restoreValidatedTransaction } from '../validation/validate-transaction';
 import type { LocalLedger } from './local-ledger';
 
+/** States of transactions that never reached the ledger, or that it refused: not replayed. */
+const NOT_EXECUTED = new Set(['rejected', 'expired']);
+
 export async function replayJournal(ledger: LocalLedger, journal: Journal): Promise<{ replayed: number; lastSeq: number }> {
   let replayed = 0;
   let lastSeq = ledger.journalSeq;
   for (const entry of await journal.after(ledger.journalSeq)) {
     lastSeq = entry.seq;
-    if (entry.status === 'rejected') continue;
-    const txs = entry.transactions.filter((tx) => tx.dropped !== true).map((tx) => restoreValidatedTransaction(tx.wire));
+    const txs = entry.transactions.filter((tx) => !NOT_EXECUTED.has(tx.state)).map((tx) => restoreValidatedTransaction(tx.wire));
+    if (txs.length === 0) continue;
     // Blockhashes are not checked again: each transaction was checked when it was accepted,
-    // and those that failed the check were journaled as dropped.
+    // and those that failed the check were journaled as expired.
     if (entry.kind === 'bundle') {
       ledger.executeBundle(entry.bundleId!, txs, { replay: true });
     } else {

@@ -31,3 +31,18 @@ export const requestDuration = new client.Histogram({
 });
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
+
+export const rebroadcastsTotal = new client.Counter({
+  name: 'slipway_rebroadcasts_total',
+  help: 'Transactions sent again by the tracker because they had not landed yet.',
+});
+
+export const rebroadcastShedTotal = new client.Counter({
+  name: 'slipway_rebroadcast_shed_total',
+  help: 'Tracked transactions dropped from rebroadcast because the queue was full (most-retried first).',
+});
+
+export const trackedGauge = new client.Gauge({
+  name: 'slipway_tracked_transactions',
+  help: 'Transactions being followed until they land or expire.',
+});

@@ -1,38 +1,69 @@
 /**
- * Chooses the upstream(s) for each submission. With anti-MEV asked, only upstreams marked
- * protected qualify; what protection does beyond that is decided by a later change.
+ * Chooses the upstreams of each submission from the configured routes: one route per
+ * operation, and the anti-MEV route (protected upstreams only) for `anti_mev=1` traffic.
+ * A route may hold several upstreams; a submission goes to all of them.
  */
+import type { RoutesConfig } from '../config-file';
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import type { RpcAnswer, Upstream } from '../upstreams/upstream';
 
+export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
+
+/** Methods block engines answer; everything else goes to the reads upstream. */
+const BUNDLE_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInflightBundleStatuses']);
+
 export interface Router {
-  /** The upstream that takes this submission. */
-  pick(antiMev: boolean): Result<Upstream>;
-  /** Answers a JSON-RPC method no Slipway handler owns, from the first upstream that knows it. */
+  /** The upstreams that take this submission (anti-MEV does not change bundles' route). */
+  route(operation: Operation, antiMev: boolean): Result<readonly Upstream[]>;
+  /** Where a route's preflight runs: its first upstream that simulates, else the reads upstream. */
+  simulator(route: readonly Upstream[]): Upstream;
+  /** Answers reads and statuses. */
+  readonly reads: Upstream;
+  byName(name: string): Upstream | undefined;
+  /** Answers a JSON-RPC method Slipway does not handle itself. */
   call(method: string, params: readonly unknown[]): Promise<RpcAnswer | undefined>;
   getSlot(): Promise<number>;
+  close(): Promise<void>;
 }
 
-export function createRouter(upstreams: readonly Upstream[]): Router {
-  if (upstreams.length === 0) throw new Error('at least one upstream is needed');
-  const primary = upstreams[0]!;
-  const protectedUpstream = upstreams.find((u) => u.protected);
+export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: RoutesConfig): Router {
+  const resolve = (names: readonly string[]) => names.map((name) => upstreams.get(name)!);
+  const table = {
+    sendTransaction: resolve(routes.sendTransaction),
+    submitBatch: resolve(routes.submitBatch),
+    sendBundle: resolve(routes.sendBundle),
+    antiMev: resolve(routes.antiMev),
+  };
+  const reads = upstreams.get(routes.reads)!;
   return {
-    pick(antiMev) {
-      if (!antiMev) return ok(primary);
-      if (protectedUpstream === undefined) {
-        return fail(slipwayError('UPSTREAM_UNAVAILABLE', 'anti_mev=1 needs a protected upstream, and none is configured'));
-      }
-      return ok(protectedUpstream);
+    route(operation, antiMev) {
+      const chosen = antiMev && operation !== 'sendBundle' ? table.antiMev : table[operation];
+      if (chosen.length > 0) return ok(chosen);
+      return fail(
+        slipwayError(
+          'ROUTE_NOT_CONFIGURED',
+          antiMev && operation !== 'sendBundle'
+            ? 'anti_mev=1 is not available on this gateway: no protected upstream is configured'
+            : `${operation} is not available on this gateway: no upstream is configured for it`,
+        ),
+      );
     },
+    simulator: (route) => route.find((u) => u.simulates) ?? reads,
+    reads,
+    byName: (name) => upstreams.get(name),
     async call(method, params) {
-      for (const upstream of upstreams) {
-        const answer = await upstream.call(method, params);
-        if (answer !== undefined) return answer;
+      if (BUNDLE_METHODS.has(method)) {
+        for (const upstream of table.sendBundle) {
+          const answer = await upstream.call(method, params);
+          if (answer !== undefined) return answer;
+        }
       }
-      return undefined;
+      return reads.call(method, params);
     },
-    getSlot: () => primary.getSlot(),
+    getSlot: () => reads.getSlot(),
+    async close() {
+      await Promise.all([...upstreams.values()].map((u) => u.close()));
+    },
   };
 }

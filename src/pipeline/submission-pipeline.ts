@@ -1,18 +1,20 @@
 /**
  * The submission pipeline: takes transactions that passed the edge checks and sees them
- * to a route. Its order is the product's promise: duplicate check, preflight (unless
- * skipped), journal (durable: from here on nothing is lost), then the router.
+ * to their route. Its order is the product's promise: duplicate check, preflight (unless
+ * skipped), journal (durable: from here on nothing is lost), the route's upstreams, then
+ * the tracker, which follows each transaction until it lands or expires.
  */
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
-import type { Journal, NewSubmission } from '../stores/journal';
-import type { SendOptions } from '../upstreams/upstream';
+import type { Journal, NewSubmission, StateChange } from '../stores/journal';
+import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import { computeBundleId } from './bundle-id';
 import type { RecentTransactions } from './recent-transactions';
 import type { Router } from './router';
+import type { SubmissionTracker } from './submission-tracker';
 import { TtlMap } from './ttl-map';
 
 export interface SubmissionContext {
@@ -43,13 +45,40 @@ export interface PipelineDependencies {
   readonly router: Router;
   readonly journal: Journal;
   readonly recent: RecentTransactions;
+  readonly tracker: SubmissionTracker;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
   /** The journal's last sequence number when the pipeline starts. */
   readonly initialSeq: number;
 }
 
-export function createSubmissionPipeline({ router, journal, recent, duplicateTtlMs, initialSeq }: PipelineDependencies): SubmissionPipeline {
+/** What became of one transaction handed to every upstream of its route. */
+interface RouteOutcome {
+  /** Upstreams that took it. */
+  readonly accepted: number;
+  /** Why it will never land, when an upstream knows at once. */
+  readonly dropped: string | null;
+  /** Why each upstream that failed did. */
+  readonly failures: string[];
+}
+
+async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
+  const results = await Promise.allSettled(route.map((upstream) => upstream.sendTransaction(tx, options)));
+  let accepted = 0;
+  let dropped: string | null = null;
+  const failures: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled') {
+      accepted += 1;
+      dropped ??= result.value.dropped;
+    } else {
+      failures.push(`${route[i]!.name}: ${(result.reason as Error).message}`);
+    }
+  });
+  return { accepted, dropped, failures };
+}
+
+export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq }: PipelineDependencies): SubmissionPipeline {
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
@@ -63,27 +92,58 @@ export function createSubmissionPipeline({ router, journal, recent, duplicateTtl
     return seq;
   }
 
+  /** Records what the route did with transaction `position` of submission `seq`, and tracks it if it is on its way. */
+  function settle(seq: number, position: number, tx: ValidatedTransaction, route: readonly Upstream[], outcome: RouteOutcome): StateChange {
+    if (outcome.accepted === 0) {
+      return { seq, position, state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
+    }
+    if (outcome.dropped !== null) {
+      const expired = /blockhash not found/i.test(outcome.dropped);
+      return { seq, position, state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
+    }
+    tracker.track({ seq, position, tx, upstreams: route, attempts: 0 });
+    return { seq, position, state: 'forwarded' };
+  }
+
   async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
-    const route = router.pick(context.antiMev);
+    const route = router.route('sendTransaction', context.antiMev);
     if (!route.ok) return route;
-    const upstream = route.value;
     if (options.minContextSlot !== undefined) {
-      const slot = await upstream.getSlot();
+      const slot = await router.getSlot();
       if (slot < options.minContextSlot) {
         return fail(slipwayError('MIN_CONTEXT_SLOT_NOT_REACHED', 'Minimum context slot has not been reached', { contextSlot: slot }));
       }
     }
     if (!options.skipPreflight) {
-      const simulation = await upstream.simulate(tx);
+      const simulator = router.simulator(route.value);
+      let simulation;
+      try {
+        simulation = await simulator.simulate(tx);
+      } catch (error) {
+        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `the preflight simulation could not run on ${simulator.name}: ${(error as Error).message}`));
+      }
       if (simulation.err !== null) return fail(preflightFailure(simulation));
     }
-    const seq = await journalize({ kind: 'transaction', keyId: context.keyId, antiMev: context.antiMev, bundleId: null, transactions: [journalTransaction(tx)] });
+    const seq = await journalize({
+      kind: 'transaction',
+      keyId: context.keyId,
+      antiMev: context.antiMev,
+      bundleId: null,
+      routes: route.value.map((u) => u.name),
+      transactions: [journalTransaction(tx)],
+    });
+    let outcome: RouteOutcome;
     try {
-      const outcome = await upstream.sendTransaction(tx, options);
-      if (outcome.dropped !== null) await journal.markDropped(seq, 0, outcome.dropped);
+      outcome = await sendToRoute(route.value, tx, options);
     } finally {
       unfinishedSeqs.delete(seq);
     }
+    const change = settle(seq, 0, tx, route.value, outcome);
+    if (outcome.accepted === 0) {
+      await journal.update([change]);
+      return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
+    }
+    void journal.update([change]);
     recent.remember(tx);
     transactionsTotal.inc({ operation: 'sendTransaction' });
     return ok(tx.signature);
@@ -110,23 +170,35 @@ export function createSubmissionPipeline({ router, journal, recent, duplicateTtl
     },
 
     async submitBatch(txs, context) {
-      const route = router.pick(context.antiMev);
+      const route = router.route('submitBatch', context.antiMev);
       if (!route.ok) return route;
       const fresh = txs.filter((tx) => !recent.includes(tx));
       if (fresh.length > 0) {
-        const seq = await journalize({ kind: 'batch', keyId: context.keyId, antiMev: context.antiMev, bundleId: null, transactions: fresh.map(journalTransaction) });
+        const seq = await journalize({
+          kind: 'batch',
+          keyId: context.keyId,
+          antiMev: context.antiMev,
+          bundleId: null,
+          routes: route.value.map((u) => u.name),
+          transactions: fresh.map(journalTransaction),
+        });
+        let outcomes: RouteOutcome[];
         try {
           // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
-          await Promise.all(
-            fresh.map(async (tx, position) => {
-              const outcome = await route.value.sendTransaction(tx, BATCH_SEND_OPTIONS);
-              if (outcome.dropped !== null) await journal.markDropped(seq, position, outcome.dropped);
-            }),
-          );
+          outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
         } finally {
           unfinishedSeqs.delete(seq);
         }
-        fresh.forEach((tx) => recent.remember(tx));
+        const changes = fresh.map((tx, position) => settle(seq, position, tx, route.value, outcomes[position]!));
+        if (outcomes.every((o) => o.accepted === 0)) {
+          await journal.update(changes);
+          submissionsTotal.inc({ operation: 'submitBatch', outcome: 'refused' });
+          return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
+        }
+        void journal.update(changes);
+        fresh.forEach((tx, position) => {
+          if (outcomes[position]!.accepted > 0) recent.remember(tx);
+        });
         transactionsTotal.inc({ operation: 'submitBatch' }, fresh.length);
       }
       submissionsTotal.inc({ operation: 'submitBatch', outcome: fresh.length > 0 ? 'accepted' : 'duplicate' });
@@ -141,20 +213,42 @@ export function createSubmissionPipeline({ router, journal, recent, duplicateTtl
         submissionsTotal.inc({ operation: 'sendBundle', outcome: 'duplicate' });
         return ok(landed);
       }
-      const route = router.pick(false);
+      const route = router.route('sendBundle', false);
       if (!route.ok) return route;
-      const seq = await journalize({ kind: 'bundle', keyId: context.keyId, antiMev: context.antiMev, bundleId, transactions: txs.map(journalTransaction) });
-      let outcome;
+      for (const upstream of route.value) {
+        const refusal = await upstream.admitBundle(txs).catch((error: Error) => `its tip accounts could not be read: ${error.message}`);
+        if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
+      }
+      const seq = await journalize({
+        kind: 'bundle',
+        keyId: context.keyId,
+        antiMev: context.antiMev,
+        bundleId,
+        routes: route.value.map((u) => u.name),
+        transactions: txs.map(journalTransaction),
+      });
+      let results: PromiseSettledResult<Awaited<ReturnType<Upstream['sendBundle']>>>[];
       try {
-        outcome = await route.value.sendBundle(bundleId, txs);
+        results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
       } finally {
         unfinishedSeqs.delete(seq);
       }
-      if (!outcome.accepted) {
-        await journal.setStatus(seq, 'rejected', outcome.errText);
-        submissionsTotal.inc({ operation: 'sendBundle', outcome: 'rejected' });
-        return fail(bundleRejection(bundleId, signatures, outcome));
+      const members = (change: Omit<StateChange, 'seq' | 'position'>) => txs.map((_, position) => ({ seq, position, ...change }));
+      if (!results.some((r) => r.status === 'fulfilled' && r.value.accepted)) {
+        const rejection = results.find((r) => r.status === 'fulfilled');
+        if (rejection !== undefined && rejection.status === 'fulfilled' && !rejection.value.accepted) {
+          const error = bundleRejection(bundleId, signatures, rejection.value);
+          await journal.update(members({ state: 'rejected', reason: error.message }));
+          submissionsTotal.inc({ operation: 'sendBundle', outcome: 'rejected' });
+          return fail(error);
+        }
+        const failures = results.map((r, i) => `${route.value[i]!.name}: ${(r as PromiseRejectedResult).reason?.message ?? 'failed'}`).join('; ');
+        await journal.update(members({ state: 'rejected', reason: `no upstream took it: ${failures}` }));
+        submissionsTotal.inc({ operation: 'sendBundle', outcome: 'refused' });
+        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`));
       }
+      void journal.update(members({ state: 'forwarded' }));
+      tracker.trackBundle({ seq, bundleId, size: txs.length, upstreams: route.value, polls: 0 });
       txs.forEach((tx) => recent.remember(tx));
       const receipt = { bundleId, signatures };
       landedBundles.set(bundleId, receipt);
@@ -180,6 +274,9 @@ function bundleRejection(
   signatures: string[],
   outcome: { failedIndex: number; err: unknown; errText: string; logs: string[] },
 ): SlipwayError {
+  if (outcome.failedIndex < 0) {
+    return slipwayError('BUNDLE_REJECTED', `Bundle rejected: ${outcome.errText}; none of the bundle's transactions was processed`, { bundleId });
+  }
   const position = outcome.failedIndex + 1;
   return slipwayError(
     'BUNDLE_REJECTED',

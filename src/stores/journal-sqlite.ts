@@ -1,7 +1,13 @@
-/** The submission journal in SQLite: one row per submission, one per transaction. */
+/**
+ * The submission journal in SQLite: one row per submission, one per transaction.
+ *
+ * Records are group-committed: concurrent `record` calls made in the same turn of the event
+ * loop share one SQLite transaction (one WAL append), and each call resolves only after that
+ * commit, so nothing is answered before it is durable.
+ */
 import type { Migrations, SqliteOptions } from './sqlite-database';
 import { openSqlite } from './sqlite-database';
-import type { Journal, JournalEntry, JournalStatus, NewSubmission, SubmissionKind } from './journal';
+import { type Journal, type JournalEntry, type JournalQuery, type NewSubmission, type SubmissionKind, type TransactionState } from './journal';
 
 const MIGRATIONS: Migrations = [
   `CREATE TABLE submissions (
@@ -10,20 +16,26 @@ const MIGRATIONS: Migrations = [
      key_id TEXT NOT NULL,
      anti_mev INTEGER NOT NULL,
      bundle_id TEXT,
-     status TEXT NOT NULL,
-     detail TEXT,
-     created_at INTEGER NOT NULL
+     routes TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
    );
    CREATE TABLE submission_transactions (
      seq INTEGER NOT NULL REFERENCES submissions(seq),
      position INTEGER NOT NULL,
      signature TEXT NOT NULL,
      wire BLOB NOT NULL,
-     dropped TEXT,
+     state TEXT NOT NULL,
+     slot INTEGER,
+     reason TEXT,
+     attempts INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (seq, position)
    );
    CREATE INDEX submissions_created_at ON submissions(created_at);
-   CREATE INDEX submission_transactions_signature ON submission_transactions(signature);`,
+   CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
+   CREATE INDEX submission_transactions_signature ON submission_transactions(signature);
+   CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq)
+     WHERE state IN ('received', 'forwarded');`,
 ];
 
 interface SubmissionRow {
@@ -32,69 +44,118 @@ interface SubmissionRow {
   key_id: string;
   anti_mev: number;
   bundle_id: string | null;
-  status: JournalStatus;
+  routes: string;
   created_at: number;
+  updated_at: number;
 }
 
 interface TransactionRow {
   seq: number;
+  position: number;
   signature: string;
   wire: Buffer;
-  dropped: string | null;
+  state: TransactionState;
+  slot: number | null;
+  reason: string | null;
+  attempts: number;
 }
+
+const UNFINISHED: TransactionState[] = ['received', 'forwarded'];
 
 export function createSqliteJournal(file: string, options: SqliteOptions = {}): Journal {
   const db = openSqlite(file, MIGRATIONS, options);
   const insertSubmission = db.prepare(
-    'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const insertTransaction = db.prepare('INSERT INTO submission_transactions (seq, position, signature, wire) VALUES (?, ?, ?, ?)');
-  const updateStatus = db.prepare('UPDATE submissions SET status = ?, detail = ? WHERE seq = ?');
+  const insertTransaction = db.prepare(
+    "INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, 'received')",
+  );
+  const updateTransaction = db.prepare(
+    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason) WHERE seq = ? AND position = ?',
+  );
+  const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
+  const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectSince = db.prepare('SELECT * FROM submissions WHERE created_at >= ? ORDER BY seq');
-  const markDropped = db.prepare('UPDATE submission_transactions SET dropped = ? WHERE seq = ? AND position = ?');
-  const selectTransactions = db.prepare(
-    'SELECT seq, signature, wire, dropped FROM submission_transactions WHERE seq BETWEEN ? AND ? ORDER BY seq, position',
+  const selectUnfinished = db.prepare(
+    `SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN (${UNFINISHED.map(() => '?').join(', ')})) ORDER BY seq`,
   );
+  const selectBySignature = db.prepare(
+    'SELECT * FROM submissions WHERE seq IN (SELECT seq FROM submission_transactions WHERE signature = ?) OR bundle_id = ? ORDER BY seq DESC',
+  );
+  const selectTransactions = db.prepare('SELECT * FROM submission_transactions WHERE seq = ? ORDER BY position');
+  const selectLastSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM submissions');
 
-  const record = db.transaction((submission: NewSubmission): number => {
-    const seq = Number(
-      insertSubmission.run(submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, 'accepted', Date.now())
-        .lastInsertRowid,
-    );
-    submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire));
-    return seq;
-  });
-
-  const hydrate = (rows: SubmissionRow[]): JournalEntry[] => {
-    if (rows.length === 0) return [];
-    const byseq = new Map<number, { signature: string; wire: Buffer; dropped: boolean }[]>();
-    for (const tx of selectTransactions.all(rows[0]!.seq, rows[rows.length - 1]!.seq) as TransactionRow[]) {
-      const list = byseq.get(tx.seq) ?? [];
-      list.push({ signature: tx.signature, wire: tx.wire, dropped: tx.dropped !== null });
-      byseq.set(tx.seq, list);
-    }
-    return rows.map((row) => ({
+  const hydrate = (rows: SubmissionRow[]): JournalEntry[] =>
+    rows.map((row) => ({
       seq: row.seq,
       kind: row.kind,
       keyId: row.key_id,
       antiMev: row.anti_mev === 1,
       bundleId: row.bundle_id,
-      status: row.status,
+      routes: row.routes === '' ? [] : row.routes.split(','),
       createdAt: row.created_at,
-      transactions: byseq.get(row.seq) ?? [],
+      updatedAt: row.updated_at,
+      transactions: (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
+        position: tx.position,
+        signature: tx.signature,
+        wire: tx.wire,
+        state: tx.state,
+        slot: tx.slot,
+        reason: tx.reason,
+        attempts: tx.attempts,
+      })),
     }));
+
+  // Group commit: the submissions of one event-loop turn go into one SQLite transaction.
+  let pending: { submission: NewSubmission; resolve: (seq: number) => void; reject: (error: unknown) => void }[] = [];
+  const commit = db.transaction((batch: typeof pending) =>
+    batch.map(({ submission }) => {
+      const now = Date.now();
+      const seq = Number(
+        insertSubmission.run(submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now)
+          .lastInsertRowid,
+      );
+      submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire));
+      return seq;
+    }),
+  );
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    try {
+      const seqs = commit(batch);
+      batch.forEach((item, i) => item.resolve(seqs[i]!));
+    } catch (error) {
+      batch.forEach((item) => item.reject(error));
+    }
   };
 
+  const applyChanges = db.transaction((changes: Parameters<Journal['update']>[0]) => {
+    const now = Date.now();
+    const touched = new Set<number>();
+    for (const change of changes) {
+      updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, change.seq, change.position);
+      touched.add(change.seq);
+    }
+    for (const seq of touched) touchSubmission.run(now, seq);
+  });
+  const applyAttempts = db.transaction((items: Parameters<Journal['countAttempts']>[0]) => {
+    for (const item of items) addAttempt.run(item.seq, item.position);
+  });
+
   return {
-    async record(submission) {
-      return record(submission);
+    record(submission) {
+      return new Promise((resolve, reject) => {
+        if (pending.length === 0) setImmediate(flush);
+        pending.push({ submission, resolve, reject });
+      });
     },
-    async setStatus(seq, status, detail) {
-      updateStatus.run(status, detail ?? null, seq);
+    async update(changes) {
+      if (changes.length > 0) applyChanges(changes);
     },
-    async markDropped(seq, position, reason) {
-      markDropped.run(reason, seq, position);
+    async countAttempts(items) {
+      if (items.length > 0) applyAttempts(items);
     },
     async after(seq) {
       return hydrate(selectAfter.all(seq) as SubmissionRow[]);
@@ -102,7 +163,31 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
     async since(sinceMs) {
       return hydrate(selectSince.all(sinceMs) as SubmissionRow[]);
     },
+    async unfinished() {
+      return hydrate(selectUnfinished.all(...UNFINISHED) as SubmissionRow[]);
+    },
+    async find(id) {
+      return hydrate(selectBySignature.all(id, id) as SubmissionRow[]);
+    },
+    async list(query: JournalQuery) {
+      const where: string[] = [];
+      const args: unknown[] = [];
+      if (query.keyId !== undefined) {
+        where.push('key_id = ?');
+        args.push(query.keyId);
+      }
+      if (query.state !== undefined) {
+        where.push('seq IN (SELECT seq FROM submission_transactions WHERE state = ?)');
+        args.push(query.state);
+      }
+      const sql = `SELECT * FROM submissions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+      return hydrate(db.prepare(sql).all(...args, query.limit ?? 100) as SubmissionRow[]);
+    },
+    async lastSeq() {
+      return (selectLastSeq.get() as { seq: number }).seq;
+    },
     async close() {
+      if (pending.length > 0) flush();
       db.close();
     },
   };

@@ -1,20 +1,18 @@
 /**
  * The submission journal: every submission Slipway answers with success is written here,
- * durably, before the answer leaves. It is what rebroadcast, status tracking and crash
- * recovery read from.
+ * durably, before the answer leaves; then its lifecycle, transaction by transaction:
+ *
+ *   received → forwarded → landed (slot) | failed (error) | expired | rejected (reason)
+ *
+ * It is what rebroadcast resumes from after a crash, what the status view answers from,
+ * and what `bin/slipway submissions` reads.
  */
 
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
-/** Where a journaled transaction stands. */
-export type JournalStatus = 'accepted' | 'forwarded' | 'rejected';
+export type TransactionState = 'received' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
 
-export interface JournalTransaction {
-  readonly signature: string;
-  readonly wire: Buffer;
-  /** Set when the route said the transaction will never land (e.g. its blockhash had expired). */
-  readonly dropped?: boolean;
-}
+export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['landed', 'failed', 'expired', 'rejected']);
 
 export interface NewSubmission {
   readonly kind: SubmissionKind;
@@ -22,25 +20,67 @@ export interface NewSubmission {
   readonly antiMev: boolean;
   /** Set for bundles: the bundle ID. */
   readonly bundleId: string | null;
+  /** Names of the upstreams the submission is routed to. */
+  readonly routes: readonly string[];
+  readonly transactions: readonly { readonly signature: string; readonly wire: Buffer }[];
+}
+
+export interface JournalTransaction {
+  readonly position: number;
+  readonly signature: string;
+  readonly wire: Buffer;
+  readonly state: TransactionState;
+  readonly slot: number | null;
+  /** Why it failed, expired or was rejected, in words (and the error JSON for `failed`). */
+  readonly reason: string | null;
+  readonly attempts: number;
+}
+
+export interface JournalEntry {
+  readonly seq: number;
+  readonly kind: SubmissionKind;
+  readonly keyId: string;
+  readonly antiMev: boolean;
+  readonly bundleId: string | null;
+  readonly routes: readonly string[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
   readonly transactions: readonly JournalTransaction[];
 }
 
-export interface JournalEntry extends NewSubmission {
+/** A change of state of one transaction of a submission. */
+export interface StateChange {
   readonly seq: number;
-  readonly createdAt: number;
-  readonly status: JournalStatus;
+  readonly position: number;
+  readonly state: TransactionState;
+  readonly slot?: number | null;
+  readonly reason?: string | null;
+}
+
+export interface JournalQuery {
+  readonly keyId?: string;
+  readonly state?: TransactionState;
+  readonly limit?: number;
 }
 
 export interface Journal {
   /** Records a submission durably (it survives kill -9 once this resolves); returns its sequence number. */
   record(submission: NewSubmission): Promise<number>;
-  /** Records what became of a submission after it was handed to the router. */
-  setStatus(seq: number, status: JournalStatus, detail?: string): Promise<void>;
-  /** Records that one transaction of a submission was dropped by its route and will never land. */
-  markDropped(seq: number, position: number, reason: string): Promise<void>;
-  /** Submissions with a sequence number above `seq`, in order (for crash recovery). */
+  /** Records state changes, all at once. */
+  update(changes: readonly StateChange[]): Promise<void>;
+  /** Counts one more send of these transactions (rebroadcast). */
+  countAttempts(items: readonly { seq: number; position: number }[]): Promise<void>;
+  /** Submissions with a sequence number above `seq`, in order (crash recovery of the embedded ledger). */
   after(seq: number): Promise<JournalEntry[]>;
   /** Submissions recorded since `sinceMs` (epoch ms), in order (to rebuild duplicate detection). */
   since(sinceMs: number): Promise<JournalEntry[]>;
+  /** Submissions with a transaction not yet in a final state (to resume tracking after a restart). */
+  unfinished(): Promise<JournalEntry[]>;
+  /** The submissions holding this signature or bundle ID, newest first. */
+  find(signatureOrBundleId: string): Promise<JournalEntry[]>;
+  /** Newest first. */
+  list(query: JournalQuery): Promise<JournalEntry[]>;
+  /** The highest sequence number recorded, 0 when empty. */
+  lastSeq(): Promise<number>;
   close(): Promise<void>;
 }

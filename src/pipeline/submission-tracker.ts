@@ -1,0 +1,203 @@
+/**
+ * Follows every forwarded submission until it is final, and rebroadcasts transactions
+ * meanwhile. One timer for all of them (no timer per transaction); each round asks for up
+ * to 256 statuses per request and checks each distinct blockhash once:
+ *
+ * - a status → `landed` (slot) or `failed` (error);
+ * - no status and an expired blockhash → `expired` (durable-nonce transactions never expire
+ *   this way); no status after `maxAttempts` sends → `expired`, rebroadcast stops;
+ * - otherwise → sent again to every upstream of its route.
+ *
+ * Bundles are polled with the bundle status of their route until `Landed` or `Failed`.
+ * The set of tracked transactions is bounded: when full, the most-retried ones are shed
+ * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
+ */
+import bs58 from 'bs58';
+import { describeTransactionErrorJson } from '../ledger/transaction-error';
+import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
+import type { Journal, StateChange } from '../stores/journal';
+import type { SendOptions, Upstream } from '../upstreams/upstream';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
+
+const STATUS_BATCH = 256;
+const BUNDLE_STATUS_BATCH = 5;
+const RESEND_OPTIONS: SendOptions = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: 0, minContextSlot: undefined };
+
+export interface TrackedTransaction {
+  readonly seq: number;
+  readonly position: number;
+  readonly tx: ValidatedTransaction;
+  readonly upstreams: readonly Upstream[];
+  attempts: number;
+}
+
+export interface TrackedBundle {
+  readonly seq: number;
+  readonly bundleId: string;
+  readonly size: number;
+  readonly upstreams: readonly Upstream[];
+  polls: number;
+}
+
+export interface TrackerOptions {
+  readonly journal: Journal;
+  /** Where statuses and blockhash validity are asked. */
+  readonly reads: Upstream;
+  readonly intervalMs: number;
+  readonly maxAttempts: number;
+  readonly capacity: number;
+  readonly logError: (error: unknown, what: string) => void;
+}
+
+export class SubmissionTracker {
+  private readonly transactions = new Map<string, TrackedTransaction>();
+  private readonly bundles = new Map<string, TrackedBundle>();
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | undefined;
+
+  constructor(private readonly options: TrackerOptions) {}
+
+  track(item: TrackedTransaction): void {
+    if (this.transactions.size >= this.options.capacity) this.shed();
+    this.transactions.set(item.tx.signature, item);
+    trackedGauge.set(this.transactions.size);
+  }
+
+  trackBundle(item: TrackedBundle): void {
+    this.bundles.set(item.bundleId, item);
+  }
+
+  get size(): number {
+    return this.transactions.size + this.bundles.size;
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.runRound(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.round;
+  }
+
+  /** One round now (tests and shutdown use it; the timer skips a round while one runs). */
+  runRound(): Promise<void> {
+    this.round ??= this.checkAll().finally(() => {
+      this.round = undefined;
+    });
+    return this.round;
+  }
+
+  private async checkAll(): Promise<void> {
+    try {
+      await this.checkTransactions();
+      await this.checkBundles();
+    } catch (error) {
+      this.options.logError(error, 'tracking round');
+    }
+  }
+
+  private async checkTransactions(): Promise<void> {
+    const { journal, reads, maxAttempts } = this.options;
+    const changes: StateChange[] = [];
+    const finish = (item: TrackedTransaction, change: Omit<StateChange, 'seq' | 'position'>) => {
+      changes.push({ seq: item.seq, position: item.position, ...change });
+      this.transactions.delete(item.tx.signature);
+    };
+
+    const items = [...this.transactions.values()];
+    const unknown: TrackedTransaction[] = [];
+    for (let i = 0; i < items.length; i += STATUS_BATCH) {
+      const chunk = items.slice(i, i + STATUS_BATCH);
+      let statuses;
+      try {
+        statuses = await reads.getSignatureStatuses(chunk.map((item) => item.tx.signature));
+      } catch (error) {
+        this.options.logError(error, 'getSignatureStatuses');
+        continue; // unknown this round: neither expire nor resend blindly
+      }
+      chunk.forEach((item, j) => {
+        const status = statuses[j];
+        if (status === null || status === undefined) unknown.push(item);
+        else if (status.err === null) finish(item, { state: 'landed', slot: status.slot });
+        else finish(item, { state: 'failed', slot: status.slot, reason: `${describeTransactionErrorJson(status.err)} ${JSON.stringify(status.err)}` });
+      });
+    }
+
+    const validity = new Map<string, boolean>();
+    for (const item of unknown) {
+      if (item.tx.usesDurableNonce) continue;
+      const blockhash = bs58.encode(item.tx.wire.recentBlockhash);
+      if (!validity.has(blockhash)) {
+        try {
+          validity.set(blockhash, await reads.isBlockhashValid(blockhash));
+        } catch (error) {
+          this.options.logError(error, 'isBlockhashValid');
+          validity.set(blockhash, true); // not known to be expired: keep trying
+        }
+      }
+    }
+
+    const resend: TrackedTransaction[] = [];
+    for (const item of unknown) {
+      if (!item.tx.usesDurableNonce && validity.get(bs58.encode(item.tx.wire.recentBlockhash)) === false) {
+        finish(item, { state: 'expired', reason: 'its blockhash expired before it landed' });
+      } else if (item.attempts >= maxAttempts) {
+        finish(item, { state: 'expired', reason: `not landed after ${item.attempts} sends; rebroadcast stopped` });
+      } else {
+        item.attempts += 1;
+        resend.push(item);
+      }
+    }
+    for (const item of resend) {
+      for (const upstream of item.upstreams) {
+        upstream.sendTransaction(item.tx, RESEND_OPTIONS).catch(() => {
+          // A failed resend is retried next round; the upstream's health records it.
+        });
+      }
+    }
+    rebroadcastsTotal.inc(resend.length);
+    trackedGauge.set(this.transactions.size);
+    await journal.update(changes);
+    await journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position })));
+  }
+
+  private async checkBundles(): Promise<void> {
+    const changes: StateChange[] = [];
+    const all = [...this.bundles.values()];
+    for (let i = 0; i < all.length; i += BUNDLE_STATUS_BATCH) {
+      const chunk = all.slice(i, i + BUNDLE_STATUS_BATCH);
+      const upstream = chunk[0]!.upstreams[0]!;
+      let statuses;
+      try {
+        statuses = await upstream.getBundleStatuses(chunk.map((b) => b.bundleId));
+      } catch (error) {
+        this.options.logError(error, 'getBundleStatuses');
+        continue;
+      }
+      chunk.forEach((bundle, j) => {
+        const status = statuses[j]!;
+        const members = (change: Omit<StateChange, 'seq' | 'position'>) =>
+          Array.from({ length: bundle.size }, (_, position) => changes.push({ seq: bundle.seq, position, ...change }));
+        bundle.polls += 1;
+        if (status.status === 'Landed') members({ state: 'landed', slot: status.landedSlot });
+        else if (status.status === 'Failed') members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
+        else if (bundle.polls >= this.options.maxAttempts) members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
+        else return;
+        this.bundles.delete(bundle.bundleId);
+      });
+    }
+    await this.options.journal.update(changes);
+  }
+
+  /** Drops the most-retried hundredth of the tracked transactions (at least one). */
+  private shed(): void {
+    const count = Math.max(1, Math.floor(this.transactions.size / 100));
+    const victims = [...this.transactions.values()].sort((a, b) => b.attempts - a.attempts).slice(0, count);
+    for (const victim of victims) this.transactions.delete(victim.tx.signature);
+    rebroadcastShedTotal.inc(victims.length);
+  }
+}
