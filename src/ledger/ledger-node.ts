@@ -21,7 +21,7 @@ const JITO_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInfligh
 const MAX_BUNDLE_TRANSACTIONS = 5;
 const PARSE_FAILED = Symbol('parse failed');
 
-type Path = 'rpc' | 'bundles' | 'transactions';
+export type Path = 'rpc' | 'bundles' | 'transactions';
 
 interface CallContext {
   readonly path: Path;
@@ -32,12 +32,14 @@ export interface LedgerNodeOptions {
   readonly ledger: LocalLedger;
   readonly faults: FaultInjector;
   readonly logLevel: string;
+  /** Sees every JSON-RPC call (path and method) before it is served: for tests and tracing. */
+  readonly observe?: (path: Path, method: string) => void;
 }
 
 const reply200 = (body: unknown): RpcReply => ({ status: 200, body });
 const invalid = (message: string) => fail<never>(slipwayError('INVALID_PARAMS', message));
 
-export function createLedgerNode({ ledger, faults, logLevel }: LedgerNodeOptions): FastifyInstance {
+export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNodeOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: logLevel, stream: process.stderr },
     logController: new LogController({ disableRequestLogging: true }),
@@ -70,6 +72,7 @@ export function createLedgerNode({ ledger, faults, logLevel }: LedgerNodeOptions
   });
 
   const dispatch = async (id: JsonRpcId, method: string, params: readonly unknown[], context: CallContext): Promise<RpcReply> => {
+    observe?.(context.path, method);
     const answer = call(method, params, context);
     if (answer === undefined) return reply200(errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)));
     if (!answer.ok) return reply200(errorResponse(id, answer.error));

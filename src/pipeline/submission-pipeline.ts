@@ -216,7 +216,12 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const route = router.route('sendBundle', false);
       if (!route.ok) return route;
       for (const upstream of route.value) {
-        const refusal = await upstream.admitBundle(txs).catch((error: Error) => `its tip accounts could not be read: ${error.message}`);
+        let refusal: string | null;
+        try {
+          refusal = await upstream.admitBundle(txs);
+        } catch (error) {
+          return fail(slipwayError('UPSTREAM_UNAVAILABLE', `${upstream.name} cannot check the bundle: ${(error as Error).message}`));
+        }
         if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
       }
       const seq = await journalize({

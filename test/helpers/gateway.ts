@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../../src/app';
-import { resolveConfig, dataPaths, type SlipwayConfig } from '../../src/config';
+import { resolveConfig, dataPaths, type Settings } from '../../src/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 
 export interface TestGateway {
@@ -24,10 +24,16 @@ export function makeDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-test-'));
 }
 
-export async function startTestGateway(settings: Partial<Record<keyof SlipwayConfig, string | number>> = {}): Promise<TestGateway> {
+/** `configFile` is written to the data dir and used as the configuration file. */
+export async function startTestGateway(settings: Settings = {}, configFile?: object): Promise<TestGateway> {
   const dataDir = (settings.dataDir as string | undefined) ?? makeDataDir();
-  const config = resolveConfig({ port: 0, slotMs: 50, logLevel: 'silent', ...settings, dataDir }, {});
-  const app = await startApp(config);
+  let config: string | undefined;
+  if (configFile !== undefined) {
+    config = path.join(dataDir, 'slipway.config.json');
+    fs.writeFileSync(config, JSON.stringify(configFile));
+  }
+  const resolved = resolveConfig({ port: 0, slotMs: 50, logLevel: 'silent', ...settings, dataDir, config }, {});
+  const app = await startApp(resolved);
   const plainKey = await createKey(dataDir, 'plain', false);
   await waitForKey(app.url, plainKey);
   return {

@@ -1,0 +1,46 @@
+/**
+ * A local cluster for network-route tests: one embedded ledger served by several ledger
+ * nodes (real HTTP servers on loopback), as several RPC nodes of one cluster would be,
+ * each with its own fault injector and a log of the calls it received.
+ */
+import type { FastifyInstance } from 'fastify';
+import { FaultInjector, type FaultMode } from '../../src/ledger/fault-injector';
+import { createLedgerNode, type Path } from '../../src/ledger/ledger-node';
+import { LocalLedger } from '../../src/ledger/local-ledger';
+
+export interface ClusterNode {
+  readonly url: string;
+  readonly faults: FaultInjector;
+  readonly calls: { path: Path; method: string }[];
+  fault(mode: FaultMode, rate?: number): void;
+}
+
+export interface Cluster {
+  readonly ledger: LocalLedger;
+  readonly nodes: ClusterNode[];
+  close(): Promise<void>;
+}
+
+export async function startCluster(nodeCount: number, slotMs = 50): Promise<Cluster> {
+  const ledger = LocalLedger.open({ slotMs });
+  ledger.start();
+  const servers: FastifyInstance[] = [];
+  const nodes: ClusterNode[] = [];
+  for (let i = 0; i < nodeCount; i++) {
+    const faults = new FaultInjector();
+    const calls: ClusterNode['calls'] = [];
+    const server = createLedgerNode({ ledger, faults, logLevel: 'silent', observe: (path, method) => calls.push({ path, method }) });
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    servers.push(server);
+    const { port } = server.server.address() as { port: number };
+    nodes.push({ url: `http://127.0.0.1:${port}`, faults, calls, fault: (mode, rate = 1) => faults.set({ mode, rate }) });
+  }
+  return {
+    ledger,
+    nodes,
+    async close() {
+      await Promise.all(servers.map((s) => s.close()));
+      ledger.stop();
+    },
+  };
+}
