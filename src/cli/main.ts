@@ -5,15 +5,20 @@ import { runDemo } from './demo';
 import { runKeys } from './keys';
 import { runLedger } from './ledger';
 import { runServe } from './serve';
+import { runSubmissions } from './submissions';
 
 const USAGE = `Usage: slipway <command> [options]
 
 Commands:
-  serve [--host H] [--port P] [--data-dir DIR]   start the gateway (default upstream: the embedded ledger)
+  serve [--host H] [--port P] [--data-dir DIR] [--config FILE]
+                                                  start the gateway (default upstream: the embedded ledger)
   keys create --name NAME [--bundle] [--json]     create an API key (printed once)
   keys list [--json]                              list API keys (never the keys themselves)
   keys revoke ID                                  revoke a key
   keys set ID --bundle on|off                     allow or forbid sendBundle for a key
+  submissions list [--key ID] [--status S] [--limit N] [--json]
+                                                  the newest submissions in the journal, with each transaction's state
+  submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle
   demo                                            run the whole job end to end on a fresh embedded ledger
   ledger [--host H] [--port 8899] [--fault MODE[:RATE]]
                                                   serve the embedded ledger as a local cluster: Solana
@@ -33,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
       return runDemo(rest);
     case 'ledger':
       return runLedger(rest);
+    case 'submissions':
+      return runSubmissions(rest);
     case undefined:
     case 'help':
     case '--help':
