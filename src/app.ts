@@ -13,8 +13,10 @@ import type { UpstreamConfig } from './config-file';
 import { createHttpServer } from './http/server';
 import { LocalLedger } from './ledger/local-ledger';
 import { replayJournal } from './ledger/recover-ledger';
+import { RecentRefusals } from './pipeline/recent-refusals';
 import { RecentTransactions } from './pipeline/recent-transactions';
 import { createRouter } from './pipeline/router';
+import { createStatusView } from './pipeline/status-view';
 import { createSubmissionPipeline } from './pipeline/submission-pipeline';
 import { SubmissionTracker } from './pipeline/submission-tracker';
 import type { Journal } from './stores/journal';
@@ -91,7 +93,9 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
   });
   const pipeline = createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs: config.duplicateTtlMs, initialSeq: replay.lastSeq });
-  const server = createHttpServer({ authenticator, pipeline, router, recent, bundleResult: config.bundleResult, logLevel: config.logLevel });
+  const refusals = new RecentRefusals(config.duplicateTtlMs);
+  const statusView = createStatusView(journal, router, refusals);
+  const server = createHttpServer({ authenticator, pipeline, router, recent, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
   await resumeTracking(journal, router, tracker);
   tracker.start();
 

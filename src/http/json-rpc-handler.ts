@@ -8,6 +8,8 @@
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import type { RecentTransactions } from '../pipeline/recent-transactions';
 import type { Router } from '../pipeline/router';
+import type { RecentRefusals } from '../pipeline/recent-refusals';
+import type { StatusView } from '../pipeline/status-view';
 import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
@@ -22,21 +24,27 @@ export interface JsonRpcHandlerOptions {
   readonly pipeline: SubmissionPipeline;
   readonly router: Router;
   readonly recent: RecentTransactions;
+  readonly statusView: StatusView;
+  readonly refusals: RecentRefusals;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
   readonly bundleResult: 'id' | 'signatures';
   /** Where unexpected failures go; the client only learns that the request failed. */
   readonly logError: (error: unknown, method: string) => void;
 }
 
-export function createJsonRpcHandler({ pipeline, router, recent, bundleResult, logError }: JsonRpcHandlerOptions) {
+/** Status methods answered from the journal plus the upstreams. */
+const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses']);
+
+export function createJsonRpcHandler({ pipeline, router, recent, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
     const submission: SubmissionContext = { keyId: context.key.id, antiMev: context.antiMev };
     switch (method) {
       case 'sendTransaction': {
         const input = parseSendTransactionParams(params, recent);
-        if (!input.ok) return { status: 200, body: errorResponse(id, input.error) };
-        const sent = await pipeline.sendTransaction(input.value.transaction, input.value.options, submission);
-        return { status: 200, body: sent.ok ? resultResponse(id, sent.value) : errorResponse(id, sent.error) };
+        const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
+        if (sent.ok) return { status: 200, body: resultResponse(id, sent.value) };
+        refusals.record(params[0], context.key.id, sent.error.message);
+        return { status: 200, body: errorResponse(id, sent.error) };
       }
       case 'sendBundle': {
         if (!context.key.bundle) {
@@ -47,12 +55,21 @@ export function createJsonRpcHandler({ pipeline, router, recent, bundleResult, l
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
         const txs = parseSendBundleParams(params, recent);
-        if (!txs.ok) return { status: 200, body: errorResponse(id, txs.error) };
-        const sent = await pipeline.sendBundle(txs.value, submission);
-        if (!sent.ok) return { status: 200, body: errorResponse(id, sent.error) };
+        const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
+        if (!sent.ok) {
+          if (Array.isArray(params[0])) for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
+          return { status: 200, body: errorResponse(id, sent.error) };
+        }
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
       default: {
+        if (STATUS_METHODS.has(method)) {
+          const answer =
+            method === 'getSubmissionStatuses'
+              ? await statusView.getSubmissionStatuses(params, context.key.id)
+              : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses' | 'getInflightBundleStatuses'](params);
+          return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
+        }
         const answer = await router.call(method, params);
         if (answer === undefined) {
           return { status: 200, body: errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)) };

@@ -12,6 +12,8 @@ import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { RecentTransactions } from '../pipeline/recent-transactions';
 import type { Router } from '../pipeline/router';
+import type { RecentRefusals } from '../pipeline/recent-refusals';
+import type { StatusView } from '../pipeline/status-view';
 import type { SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { errorResponse } from './json-rpc-envelope';
@@ -31,6 +33,8 @@ export interface HttpServerOptions {
   readonly pipeline: SubmissionPipeline;
   readonly router: Router;
   readonly recent: RecentTransactions;
+  readonly statusView: StatusView;
+  readonly refusals: RecentRefusals;
   readonly bundleResult: 'id' | 'signatures';
   readonly logLevel: string;
 }
@@ -95,6 +99,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     pipeline: options.pipeline,
     router: options.router,
     recent: options.recent,
+    statusView: options.statusView,
+    refusals: options.refusals,
     bundleResult: options.bundleResult,
     logError: (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'),
   });
@@ -126,9 +132,12 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       return refuse(request, reply, slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
     const txs = parseSubmitBatchParams(params, options.recent);
-    if (!txs.ok) return refuse(request, reply, txs.error);
-    const submitted = await options.pipeline.submitBatch(txs.value, { keyId: request.apiKey!.id, antiMev });
-    if (!submitted.ok) return refuse(request, reply, submitted.error);
+    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: request.apiKey!.id, antiMev }) : txs;
+    if (!submitted.ok) {
+      const members = (params as { transactions?: unknown } | undefined)?.transactions;
+      if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, request.apiKey!.id, submitted.error.message);
+      return refuse(request, reply, submitted.error);
+    }
     return reply.code(200).send({ code: 1, message: 'success', signatures: submitted.value });
   });
 

@@ -123,7 +123,7 @@ export class SubmissionTracker {
         const status = statuses[j];
         if (status === null || status === undefined) unknown.push(item);
         else if (status.err === null) finish(item, { state: 'landed', slot: status.slot });
-        else finish(item, { state: 'failed', slot: status.slot, reason: `${describeTransactionErrorJson(status.err)} ${JSON.stringify(status.err)}` });
+        else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
       });
     }
 

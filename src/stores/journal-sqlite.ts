@@ -28,6 +28,7 @@ const MIGRATIONS: Migrations = [
      state TEXT NOT NULL,
      slot INTEGER,
      reason TEXT,
+     error TEXT,
      attempts INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (seq, position)
    );
@@ -57,6 +58,7 @@ interface TransactionRow {
   state: TransactionState;
   slot: number | null;
   reason: string | null;
+  error: string | null;
   attempts: number;
 }
 
@@ -71,7 +73,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
     "INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, 'received')",
   );
   const updateTransaction = db.prepare(
-    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason) WHERE seq = ? AND position = ?',
+    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason), error = COALESCE(?, error) WHERE seq = ? AND position = ?',
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
@@ -103,6 +105,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
         state: tx.state,
         slot: tx.slot,
         reason: tx.reason,
+        error: tx.error === null ? null : (JSON.parse(tx.error) as unknown),
         attempts: tx.attempts,
       })),
     }));
@@ -135,7 +138,8 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
     const now = Date.now();
     const touched = new Set<number>();
     for (const change of changes) {
-      updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, change.seq, change.position);
+      const error = change.error === undefined ? null : JSON.stringify(change.error);
+      updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, error, change.seq, change.position);
       touched.add(change.seq);
     }
     for (const seq of touched) touchSubmission.run(now, seq);

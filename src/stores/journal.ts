@@ -31,8 +31,10 @@ export interface JournalTransaction {
   readonly wire: Buffer;
   readonly state: TransactionState;
   readonly slot: number | null;
-  /** Why it failed, expired or was rejected, in words (and the error JSON for `failed`). */
+  /** Why it failed, expired or was rejected, in words. */
   readonly reason: string | null;
+  /** For `failed`: the transaction error as Solana reports it (JSON). */
+  readonly error: unknown;
   readonly attempts: number;
 }
 
@@ -55,6 +57,7 @@ export interface StateChange {
   readonly state: TransactionState;
   readonly slot?: number | null;
   readonly reason?: string | null;
+  readonly error?: unknown;
 }
 
 export interface JournalQuery {

@@ -84,6 +84,12 @@ describe('through Solana RPC nodes', () => {
     const states = await Promise.all(answer.body.signatures.map(async (s: string) => (await stateOf(s)).state));
     assert.deepEqual(states, ['landed', 'failed', 'landed']);
     assert.match((await stateOf(answer.body.signatures[1])).reason!, /custom program error: 0x1/);
+    const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [answer.body.signatures])).body.result.value;
+    assert.deepEqual(view.map((v: { state: string; kind: string }) => [v.kind, v.state]), [['batch member', 'landed'], ['batch member', 'failed'], ['batch member', 'landed']]);
+    assert.equal(view[1].reason, 'Error processing Instruction 0: custom program error: 0x1');
+    assert.deepEqual(view[1].routes, ['rpc']);
+    const other = (await rpc(gw.url, gw.plainKey, 'getSubmissionStatuses', [answer.body.signatures])).body.result.value;
+    assert.deepEqual(other, [null, null, null], "another key's submissions are not shown");
   });
 
   it('proxies reads, so a whole Connection can point at Slipway', async () => {
@@ -127,6 +133,29 @@ describe('through a Jito block engine', () => {
     assert.equal(journaled.state, 'rejected');
     assert.match(journaled.reason!, /^the bundle did not land: transaction 2 of 2 .* custom program error: 0x1$/);
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
+    const inflight = (await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[answer.body.result]])).body.result.value[0];
+    assert.equal(inflight.status, 'Failed');
+    assert.equal(inflight.err, journaled.reason);
+    const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[answer.body.result]])).body.result.value[0];
+    assert.deepEqual([view.kind, view.state, view.reason], ['bundle', 'rejected', journaled.reason]);
+  });
+});
+
+describe('status view', () => {
+  it('says why a signature was refused at validation', async () => {
+    const alice = await fundedKeypair(connection);
+    const forged = Buffer.from(await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), 'base64');
+    forged[forged.length - 1]! ^= 1;
+    const refused = await rpc(gw.url, gw.key, 'sendTransaction', [forged.toString('base64'), { encoding: 'base64' }]);
+    assert.equal(refused.body.error.code, -32003);
+    const signature = bs58.encode(forged.subarray(1, 65));
+    const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[signature]])).body.result.value[0];
+    assert.equal(view.state, 'rejected');
+    assert.match(view.reason, /^refused: Transaction signature verification failure/);
+    const unknown = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [['1111111111111111111111111111111111111111111111111111111111111111']])).body.result.value;
+    assert.deepEqual(unknown, [null]);
+    const bad = await rpc(gw.url, gw.key, 'getSubmissionStatuses', ['nope']);
+    assert.equal(bad.body.error.code, -32602);
   });
 });
 
@@ -220,6 +249,8 @@ describe('expiry', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(fast.nodes[0]!.calls.filter((c) => c.method === 'sendTransaction').length, sendsAtExpiry, 'no send after expiry');
       assert.equal(other.app.tracker.size, 0);
+      const view = (await rpc(other.url, other.key, 'getSubmissionStatuses', [[signature]])).body.result.value[0];
+      assert.deepEqual([view.state, view.reason], ['expired', 'its blockhash expired before it landed']);
     } finally {
       await other.close();
       await fast.close();

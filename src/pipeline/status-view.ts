@@ -1,0 +1,151 @@
+/**
+ * One status view for everything submitted through Slipway, answered from the journal
+ * plus the upstreams: `getSignatureStatuses` in Solana's shape, `getBundleStatuses` and
+ * `getInflightBundleStatuses` in Jito's, and `getSubmissionStatuses`, Slipway's own, which
+ * also says why something did not land.
+ */
+import type { Journal, JournalEntry, JournalTransaction } from '../stores/journal';
+import type { SignatureStatusView } from '../upstreams/upstream';
+import type { RecentRefusals } from './recent-refusals';
+import type { Router } from './router';
+
+const MAX_SIGNATURES = 256;
+const MAX_BUNDLE_IDS = 5;
+const MAX_SUBMISSION_IDS = 256;
+
+export type StatusAnswer = { readonly result: unknown } | { readonly invalid: string };
+
+export interface StatusView {
+  getSignatureStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
+  getBundleStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
+  getInflightBundleStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
+  /** Only the caller's own submissions are shown; others read as null. */
+  getSubmissionStatuses(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
+}
+
+function stringList(value: unknown, max: number, what: string): string[] | string {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return `params[0] must be an array of ${what}`;
+  if (value.length > max) return `params[0] has ${value.length} entries; at most ${max}`;
+  return value as string[];
+}
+
+export function createStatusView(journal: Journal, router: Router, refusals: RecentRefusals): StatusView {
+  const context = async () => ({ slot: await router.getSlot().catch(() => 0) });
+  const latestEntry = async (id: string) => (await journal.find(id))[0];
+
+  /** A bundle's state: final ones from the journal, the others as its route reports them now. */
+  async function bundleStatus(entry: JournalEntry): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null }> {
+    const first = entry.transactions[0]!;
+    if (first.state === 'landed') return { status: 'Landed', slot: first.slot, reason: null };
+    if (first.state === 'rejected' || first.state === 'expired' || first.state === 'failed') return { status: 'Failed', slot: null, reason: first.reason };
+    const upstream = router.byName(entry.routes[0] ?? '');
+    const live = await upstream?.getBundleStatuses([entry.bundleId!]).catch(() => undefined);
+    const status = live?.[0];
+    if (status?.status === 'Landed') return { status: 'Landed', slot: status.landedSlot, reason: null };
+    if (status?.status === 'Failed') return { status: 'Failed', slot: null, reason: status.reason };
+    return { status: 'Pending', slot: null, reason: null };
+  }
+
+  async function upstreamStatuses(signatures: string[]): Promise<(SignatureStatusView | null)[]> {
+    try {
+      return await router.reads.getSignatureStatuses(signatures);
+    } catch {
+      return signatures.map(() => null);
+    }
+  }
+
+  return {
+    async getSignatureStatuses(params) {
+      const signatures = stringList(params[0], MAX_SIGNATURES, 'base58 signature strings');
+      if (typeof signatures === 'string') return { invalid: signatures };
+      const live = await upstreamStatuses(signatures);
+      const value = await Promise.all(
+        signatures.map(async (signature, i) => {
+          const status = live[i] ?? (await journaledStatus(signature));
+          return status === null ? null : { ...status, status: status.err === null ? { Ok: null } : { Err: status.err } };
+        }),
+      );
+      return { result: { context: await context(), value } };
+    },
+
+    async getBundleStatuses(params) {
+      const ids = stringList(params[0], MAX_BUNDLE_IDS, 'bundle ID strings');
+      if (typeof ids === 'string') return { invalid: ids };
+      const value = await Promise.all(
+        ids.map(async (bundleId) => {
+          const entry = await latestEntry(bundleId);
+          if (entry === undefined || entry.bundleId !== bundleId) return null;
+          const { status, slot } = await bundleStatus(entry);
+          if (status !== 'Landed') return null;
+          const signatures = entry.transactions.map((tx) => tx.signature);
+          const first = (await upstreamStatuses([signatures[0]!]))[0];
+          return {
+            bundle_id: bundleId,
+            transactions: signatures,
+            slot,
+            confirmation_status: first?.confirmationStatus ?? 'finalized',
+            err: { Ok: null },
+          };
+        }),
+      );
+      return { result: { context: await context(), value } };
+    },
+
+    async getInflightBundleStatuses(params) {
+      const ids = stringList(params[0], MAX_BUNDLE_IDS, 'bundle ID strings');
+      if (typeof ids === 'string') return { invalid: ids };
+      const value = await Promise.all(
+        ids.map(async (bundleId) => {
+          const entry = await latestEntry(bundleId);
+          if (entry === undefined || entry.bundleId !== bundleId) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
+          const { status, slot, reason } = await bundleStatus(entry);
+          // `err` is not in Jito's shape: it says why a bundle failed, for clients that look.
+          return status === 'Failed' ? { bundle_id: bundleId, status, landed_slot: null, err: reason } : { bundle_id: bundleId, status, landed_slot: slot };
+        }),
+      );
+      return { result: { context: await context(), value } };
+    },
+
+    async getSubmissionStatuses(params, keyId) {
+      const ids = stringList(params[0], MAX_SUBMISSION_IDS, 'signatures or bundle IDs');
+      if (typeof ids === 'string') return { invalid: ids };
+      const value = await Promise.all(
+        ids.map(async (id) => {
+          const entry = await latestEntry(id);
+          if (entry === undefined) {
+            const refusal = refusals.get(id);
+            if (refusal === undefined || refusal.keyId !== keyId) return null;
+            const at = new Date(refusal.at).toISOString();
+            return { id, kind: 'refused', bundleId: null, state: 'rejected', slot: null, reason: `refused: ${refusal.reason}`, antiMev: null, routes: [], receivedAt: at, updatedAt: at, transactions: [] };
+          }
+          if (entry.keyId !== keyId) return null;
+          const transactions = entry.transactions.filter((tx) => entry.bundleId === id || tx.signature === id);
+          const describe = (tx: JournalTransaction) => ({ signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.attempts + 1 });
+          return {
+            id,
+            kind: entry.kind === 'batch' ? 'batch member' : entry.kind,
+            bundleId: entry.bundleId,
+            state: transactions[0]!.state,
+            slot: transactions[0]!.slot,
+            reason: transactions[0]!.reason,
+            antiMev: entry.antiMev,
+            routes: entry.routes,
+            receivedAt: new Date(entry.createdAt).toISOString(),
+            updatedAt: new Date(entry.updatedAt).toISOString(),
+            transactions: transactions.map(describe),
+          };
+        }),
+      );
+      return { result: { context: await context(), value } };
+    },
+  };
+
+  /** A status from the journal, for a signature the upstream no longer (or never) reports. */
+  async function journaledStatus(signature: string): Promise<SignatureStatusView | null> {
+    const entry = await latestEntry(signature);
+    const tx = entry?.transactions.find((t) => t.signature === signature);
+    if (tx === undefined || tx.slot === null || (tx.state !== 'landed' && tx.state !== 'failed')) return null;
+    const err = tx.state === 'failed' ? ((tx.error ?? tx.reason ?? 'failed') as SignatureStatusView['err']) : null;
+    return { slot: tx.slot, confirmations: null, err, confirmationStatus: 'finalized' };
+  }
+}
