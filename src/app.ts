@@ -5,12 +5,14 @@
  * HTTP server, and owns the order of shutdown.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { createAuthenticator } from './auth/authenticator';
 import type { SlipwayConfig } from './config';
 import { dataPaths } from './config';
 import type { UpstreamConfig } from './config-file';
 import { createHttpServer } from './http/server';
+import { SubscriptionServer } from './http/subscriptions';
 import { LocalLedger } from './ledger/local-ledger';
 import { replayJournal } from './ledger/recover-ledger';
 import { RecentRefusals } from './pipeline/recent-refusals';
@@ -40,6 +42,8 @@ export interface RunningApp {
   readonly initialKey: { id: string; key: string } | null;
   /** Transactions replayed from the journal into the embedded ledger at start (after a crash). */
   readonly replayed: number;
+  /** WebSocket subscriptions on port + 1, where Solana clients look by default (undefined if that port was taken). */
+  readonly pubsubUrl: string | undefined;
   /** Stops accepting, finishes in-flight requests, saves the ledger, closes the stores. */
   close(): Promise<void>;
 }
@@ -118,6 +122,15 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
+  const subscriptions = new SubscriptionServer({
+    authenticator,
+    router,
+    pollIntervalMs: network.subscriptionPollMs,
+    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+  });
+  subscriptions.attach(server.server);
+  const pubsub = await listenPubsub(subscriptions, config.host, port + 1, (message) => server.log.warn(message));
+
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
@@ -127,8 +140,11 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     tracker,
     initialKey,
     replayed: replay.replayed,
+    pubsubUrl: pubsub === undefined ? undefined : `ws://${host}:${port + 1}`,
     close() {
       closing ??= (async () => {
+        await subscriptions.close();
+        await new Promise((resolve) => (pubsub === undefined ? resolve(undefined) : pubsub.close(resolve)));
         await server.close();
         clearInterval(snapshots);
         await tracker.stop();
@@ -141,6 +157,24 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
       return closing;
     },
   };
+}
+
+/** A second listener on port + 1 for WebSocket subscriptions; a taken port is reported, not fatal. */
+async function listenPubsub(subscriptions: SubscriptionServer, host: string, port: number, warn: (message: string) => void): Promise<http.Server | undefined> {
+  const server = http.createServer((_request, response) => {
+    response.writeHead(426, { 'content-type': 'text/plain' }).end('this port serves WebSocket subscriptions only\n');
+  });
+  subscriptions.attach(server);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    return server;
+  } catch (error) {
+    warn(`WebSocket subscriptions are served on the main port only: port ${port} is not available (${(error as Error).message})`);
+    return undefined;
+  }
 }
 
 /** After a restart, follows again what the last run had not seen land or expire. */

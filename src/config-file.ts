@@ -53,6 +53,8 @@ const fileSchema = z.strictObject({
     .partial()
     .optional(),
   requestTimeoutMs: z.number().int().min(50).max(60_000).default(2_000),
+  /** How often statuses are checked for WebSocket subscriptions (one request for all of them). */
+  subscriptionPollMs: z.number().int().min(10).max(10_000).default(200),
   rebroadcast: z
     .strictObject({
       intervalMs: z.number().int().min(50).max(60_000).default(2_000),
@@ -78,6 +80,7 @@ export interface NetworkConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   readonly routes: RoutesConfig;
   readonly requestTimeoutMs: number;
+  readonly subscriptionPollMs: number;
   readonly rebroadcast: { readonly intervalMs: number; readonly maxAttempts: number; readonly queueCapacity: number };
 }
 
@@ -86,6 +89,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
   upstreams: { embedded: { type: 'embedded' } },
   routes: { sendTransaction: ['embedded'], submitBatch: ['embedded'], sendBundle: ['embedded'], antiMev: ['embedded'], reads: 'embedded' },
   requestTimeoutMs: 2_000,
+  subscriptionPollMs: 200,
   rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
 };
 
@@ -113,7 +117,7 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, rebroadcast, ...settings } = parsed.data;
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ...settings } = parsed.data;
   const upstreams = upstreamsValue ?? DEFAULT_NETWORK.upstreams;
   const fail = (field: string, message: string): never => {
     throw new Error(`configuration ${source}: ${field}: ${message}`);
@@ -151,5 +155,5 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
   if (embedded.length > 0 && used.size > embedded.length) {
     fail('routes', 'the embedded ledger cannot be combined with network upstreams: they are different ledgers');
   }
-  return { settings, network: { upstreams, routes, requestTimeoutMs, rebroadcast } };
+  return { settings, network: { upstreams, routes, requestTimeoutMs, subscriptionPollMs, rebroadcast } };
 }

@@ -78,7 +78,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
-    const key = request.headers['x-api-key'] ?? (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined);
+    const key =
+      request.headers['x-api-key'] ??
+      (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined) ??
+      (request.query as Record<string, string | string[] | undefined>)['api-key'];
     const presented = Array.isArray(key) ? key[0] : key;
     const record = options.authenticator.authenticate(presented);
     if (record === null) {

@@ -24,6 +24,8 @@ export const JITO_TIP_ACCOUNTS = [
 const SOLANA_CORE_VERSION = '2.3.0';
 const API_VERSION = SOLANA_CORE_VERSION;
 const MAX_SIGNATURE_STATUSES = 256;
+/** Mainnet's epoch length. */
+const SLOTS_PER_EPOCH = 432_000;
 const MAX_BUNDLE_IDS = 5;
 
 type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
@@ -90,6 +92,16 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   getVersion: () => ({ result: { 'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0 } }),
   getSlot: (ledger) => ({ result: ledger.currentSlot }),
   getBlockHeight: (ledger) => ({ result: ledger.blockHeight }),
+  getEpochInfo: (ledger) => ({
+    result: {
+      absoluteSlot: ledger.currentSlot,
+      blockHeight: ledger.blockHeight,
+      epoch: Math.floor(ledger.currentSlot / SLOTS_PER_EPOCH),
+      slotIndex: ledger.currentSlot % SLOTS_PER_EPOCH,
+      slotsInEpoch: SLOTS_PER_EPOCH,
+      transactionCount: null,
+    },
+  }),
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
     if (typeof params[0] !== 'string') return invalidParams('params[0] must be a base58 blockhash string');
