@@ -32,8 +32,13 @@ export async function startTestGateway(settings: Settings = {}, configFile?: obj
     config = path.join(dataDir, 'slipway.config.json');
     fs.writeFileSync(config, JSON.stringify(configFile));
   }
-  const resolved = resolveConfig({ port: 0, slotMs: 50, logLevel: 'silent', ...settings, dataDir, config }, {});
-  const app = await startApp(resolved);
+  let app: RunningApp;
+  try {
+    app = await startApp(resolveConfig({ port: 0, slotMs: 50, logLevel: 'silent', ...settings, dataDir, config }, {}));
+  } catch (error) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const plainKey = await createKey(dataDir, 'plain', false);
   await waitForKey(app.url, plainKey);
   return {

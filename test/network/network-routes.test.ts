@@ -257,3 +257,57 @@ describe('expiry', () => {
     }
   });
 });
+
+describe('rebroadcast queue', () => {
+  it('is bounded: when full, the most-retried transactions are shed and counted', async () => {
+    const { register } = await import('prom-client');
+    const shedCount = async () => ((await register.getSingleMetric('slipway_rebroadcast_shed_total')!.get()).values[0]?.value ?? 0);
+    const small = await startTestGateway({}, {
+      upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } },
+      requestTimeoutMs: TIMEOUT_MS,
+      rebroadcast: { intervalMs: 60_000, maxAttempts: 1000, queueCapacity: 3 },
+    });
+    try {
+      const c = connect(small.url, small.key);
+      const alice = await fundedKeypair(c);
+      cluster.nodes[0]!.fault('drop');
+      const before = await shedCount();
+      for (let i = 0; i < 5; i++) {
+        const answer = await rpc(small.url, small.key, 'sendTransaction', [await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i), { encoding: 'base64' }]);
+        assert.equal(typeof answer.body.result, 'string');
+      }
+      assert.ok(small.app.tracker.size <= 3, `tracking ${small.app.tracker.size}`);
+      assert.equal((await shedCount()) - before, 2);
+    } finally {
+      cluster.nodes[0]!.fault('none');
+      await small.close();
+    }
+  });
+});
+
+describe('configuration', () => {
+  it('stops start-up on a configuration that breaks a promise, naming the field', async () => {
+    await assert.rejects(
+      startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['http://127.0.0.1:1'] } }, routes: { sendBundle: ['rpc'] } }),
+      /routes\.sendBundle\[0\]: upstream "rpc" is a Solana RPC node, which cannot execute bundles atomically/,
+    );
+    await assert.rejects(startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['nope'] } } }), /upstreams\.rpc\.urls\.0: must be an http:\/\/ or https:\/\/ URL/);
+    await assert.rejects(startTestGateway({}, { requestTimeout: 5 }), /\(top level\): Unrecognized key: "requestTimeout"/);
+  });
+
+  it('refuses anti_mev=1 clearly when no protected upstream is configured', async () => {
+    const plain = await startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } });
+    try {
+      const answer = await post(`${plain.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AAAA', { encoding: 'base64' }] }, { 'x-api-key': plain.key });
+      assert.equal(answer.body.error.code, -32602, 'validation comes first');
+      const alice = await fundedKeypair(connect(plain.url, plain.key));
+      const tx = await transferTx(connect(plain.url, plain.key), alice, Keypair.generate().publicKey, 1_000_000);
+      const refused = await post(`${plain.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': plain.key });
+      assert.deepEqual(refused.body.error, { code: -32092, message: 'anti_mev=1 is not available on this gateway: no protected upstream is configured' });
+      const bundle = await rpc(plain.url, plain.key, 'sendBundle', [[tx], { encoding: 'base64' }]);
+      assert.deepEqual(bundle.body.error, { code: -32092, message: 'sendBundle is not available on this gateway: no upstream is configured for it' });
+    } finally {
+      await plain.close();
+    }
+  });
+});
