@@ -3,7 +3,7 @@
  * meanwhile. One timer for all of them (no timer per transaction); each round asks for up
  * to 256 statuses per request and checks each distinct blockhash once:
  *
- * - a status → `landed` (slot) or `failed` (error);
+ * - a confirmed status → `landed` (slot) or `failed` (error); a processed one is looked at again;
  * - no status and an expired blockhash → `expired` (durable-nonce transactions never expire
  *   this way); no status after `maxAttempts` sends → `expired`, rebroadcast stops;
  * - otherwise → sent again to every upstream of its route.
@@ -122,6 +122,8 @@ export class SubmissionTracker {
       chunk.forEach((item, j) => {
         const status = statuses[j];
         if (status === null || status === undefined) unknown.push(item);
+        // Processed but not yet confirmed: it may still be dropped on a fork; look again next round.
+        else if (status.confirmationStatus === 'processed') return;
         else if (status.err === null) finish(item, { state: 'landed', slot: status.slot });
         else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
       });
