@@ -10,14 +10,9 @@ import type { Authenticator } from '../auth/authenticator';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { refusalsTotal, requestDuration } from '../metrics/metrics';
-import type { RecentTransactions } from '../pipeline/recent-transactions';
-import type { Router } from '../pipeline/router';
-import type { RecentRefusals } from '../pipeline/recent-refusals';
-import type { StatusView } from '../pipeline/status-view';
-import type { SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { errorResponse } from './json-rpc-envelope';
-import { createJsonRpcHandler, type RpcCallContext } from './json-rpc-handler';
+import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext } from './json-rpc-handler';
 import { parseSubmitBatchParams } from './submission-params';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
@@ -28,14 +23,8 @@ const COMPRESSED = Symbol('compressed body');
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 
-export interface HttpServerOptions {
+export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError'> {
   readonly authenticator: Authenticator;
-  readonly pipeline: SubmissionPipeline;
-  readonly router: Router;
-  readonly recent: RecentTransactions;
-  readonly statusView: StatusView;
-  readonly refusals: RecentRefusals;
-  readonly bundleResult: 'id' | 'signatures';
   readonly logLevel: string;
 }
 
@@ -99,12 +88,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   const handleRpc = createJsonRpcHandler({
-    pipeline: options.pipeline,
-    router: options.router,
-    recent: options.recent,
-    statusView: options.statusView,
-    refusals: options.refusals,
-    bundleResult: options.bundleResult,
+    ...options,
     logError: (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'),
   });
 
