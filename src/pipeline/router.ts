@@ -16,8 +16,8 @@ const BUNDLE_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInfli
 export interface Router {
   /** The upstreams that take this submission (anti-MEV does not change bundles' route). */
   route(operation: Operation, antiMev: boolean): Result<readonly Upstream[]>;
-  /** Where a route's preflight runs: its first upstream that simulates, else the reads upstream. */
-  simulator(route: readonly Upstream[]): Upstream;
+  /** Where a route's preflight may run, in order: its upstreams that simulate, then the reads upstream. */
+  simulators(route: readonly Upstream[]): Upstream[];
   /** Answers reads and statuses. */
   readonly reads: Upstream;
   byName(name: string): Upstream | undefined;
@@ -49,7 +49,7 @@ export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: R
         ),
       );
     },
-    simulator: (route) => route.find((u) => u.simulates) ?? reads,
+    simulators: (route) => [...new Set([...route.filter((u) => u.simulates), reads])],
     reads,
     byName: (name) => upstreams.get(name),
     async call(method, params) {

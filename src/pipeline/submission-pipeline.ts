@@ -9,7 +9,7 @@ import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
 import type { Journal, NewSubmission, StateChange } from '../stores/journal';
-import type { SendOptions, Upstream } from '../upstreams/upstream';
+import type { SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import { computeBundleId } from './bundle-id';
 import type { RecentTransactions } from './recent-transactions';
@@ -115,14 +115,9 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       }
     }
     if (!options.skipPreflight) {
-      const simulator = router.simulator(route.value);
-      let simulation;
-      try {
-        simulation = await simulator.simulate(tx);
-      } catch (error) {
-        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `the preflight simulation could not run on ${simulator.name}: ${(error as Error).message}`));
-      }
-      if (simulation.err !== null) return fail(preflightFailure(simulation));
+      const simulation = await preflight(router.simulators(route.value), tx);
+      if (!simulation.ok) return simulation;
+      if (simulation.value.err !== null) return fail(preflightFailure(simulation.value));
     }
     const seq = await journalize({
       kind: 'transaction',
@@ -268,6 +263,19 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       return watermark;
     },
   };
+}
+
+/** Simulates on the first upstream that can, failing over to the next. */
+async function preflight(simulators: readonly Upstream[], tx: ValidatedTransaction): Promise<Result<SimulationResult>> {
+  const failures: string[] = [];
+  for (const simulator of simulators) {
+    try {
+      return ok(await simulator.simulate(tx));
+    } catch (error) {
+      failures.push(`${simulator.name}: ${(error as Error).message}`);
+    }
+  }
+  return fail(slipwayError('UPSTREAM_UNAVAILABLE', `the preflight simulation could not run: ${failures.join('; ')}`));
 }
 
 function journalTransaction(tx: ValidatedTransaction) {

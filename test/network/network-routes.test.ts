@@ -194,6 +194,31 @@ describe('faults', () => {
     });
   }
 
+  it('two RPC upstreams, the first hanging: every submission still lands, within the timeouts', async () => {
+    const two = await startTestGateway({}, {
+      upstreams: { first: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, second: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
+      routes: { sendTransaction: ['first', 'second'], submitBatch: ['first', 'second'], reads: 'second' },
+      requestTimeoutMs: TIMEOUT_MS,
+    });
+    try {
+      const c = connect(two.url, two.key);
+      const alice = await fundedKeypair(c);
+      cluster.nodes[0]!.fault('hang');
+      const bob = Keypair.generate();
+      const started = Date.now();
+      const answer = await rpc(two.url, two.key, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 1_000_000), { encoding: 'base64' }]);
+      assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
+      assert.ok(Date.now() - started < 3 * TIMEOUT_MS + 500, `answered in ${Date.now() - started} ms`);
+      const batch = await submitBatch(two.url, two.key, [await transferTx(c, alice, bob.publicKey, 2_000_000)]);
+      assert.equal(batch.body.code, 1);
+      await waitForStatus(c, batch.body.signatures[0]);
+      assert.equal(await balanceOf(c, bob.publicKey), 3_000_000);
+    } finally {
+      cluster.nodes[0]!.fault('none');
+      await two.close();
+    }
+  });
+
   it('every RPC node down: a clear JSON-RPC error, and the journal says rejected', async () => {
     const alice = await fundedKeypair(connection);
     const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000);
@@ -201,7 +226,7 @@ describe('faults', () => {
     cluster.nodes[1]!.fault('error');
     const preflight = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }]);
     assert.equal(preflight.body.error.code, -32091);
-    assert.match(preflight.body.error.message, /^the preflight simulation could not run on rpc: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: (connection reset|HTTP 503)/);
+    assert.match(preflight.body.error.message, /^the preflight simulation could not run: rpc: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: (connection reset|HTTP 503)/);
     const answer = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64', skipPreflight: true }]);
     assert.equal(answer.body.error.code, -32091);
     assert.match(answer.body.error.message, /^no upstream took the transaction: rpc: no RPC node took the transaction: /);
