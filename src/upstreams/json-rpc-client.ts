@@ -9,7 +9,7 @@ import { Pool } from 'undici';
 /** Consecutive failures that open an endpoint's circuit. */
 const BREAKER_THRESHOLD = 3;
 /** How long an open circuit keeps an endpoint out of rotation before one trial call. */
-const BREAKER_COOLDOWN_MS = 5_000;
+const DEFAULT_BREAKER_COOLDOWN_MS = 5_000;
 const CONNECTIONS_PER_ENDPOINT = 32;
 
 export type JsonRpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
@@ -27,7 +27,7 @@ class Endpoint {
   readonly pool: Pool;
   readonly path: string;
 
-  constructor(readonly url: string) {
+  constructor(readonly url: string, private readonly cooldownMs: number) {
     const parsed = new URL(url);
     this.pool = new Pool(parsed.origin, { connections: CONNECTIONS_PER_ENDPOINT, pipelining: 1 });
     this.path = parsed.pathname + parsed.search;
@@ -48,13 +48,14 @@ class Endpoint {
 
   failed(): void {
     this.failures += 1;
-    if (this.failures >= BREAKER_THRESHOLD) this.openUntil = Date.now() + BREAKER_COOLDOWN_MS;
+    if (this.failures >= BREAKER_THRESHOLD) this.openUntil = Date.now() + this.cooldownMs;
   }
 }
 
 export interface JsonRpcClientOptions {
   readonly urls: readonly string[];
   readonly timeoutMs: number;
+  readonly breakerCooldownMs?: number;
 }
 
 export class JsonRpcClient {
@@ -62,7 +63,7 @@ export class JsonRpcClient {
   private nextId = 1;
 
   constructor(private readonly options: JsonRpcClientOptions) {
-    this.endpoints = options.urls.map((url) => new Endpoint(url));
+    this.endpoints = options.urls.map((url) => new Endpoint(url, options.breakerCooldownMs ?? DEFAULT_BREAKER_COOLDOWN_MS));
   }
 
   /** Endpoints to try, healthiest first; open circuits only when nothing else is left. */

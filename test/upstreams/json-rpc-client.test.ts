@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { JsonRpcClient } from '../../src/upstreams/json-rpc-client';
+import { startCluster, type Cluster } from '../helpers/cluster';
+
+let cluster: Cluster;
+before(async () => {
+  cluster = await startCluster(2);
+});
+after(() => cluster.close());
+
+const slotCalls = (node: number) => cluster.nodes[node]!.calls.filter((c) => c.method === 'getSlot').length;
+
+describe('JSON-RPC client over several endpoints', () => {
+  it('fails over, opens the circuit after 3 failures, and sends to the endpoint again after the cooldown', async () => {
+    const client = new JsonRpcClient({ urls: cluster.nodes.map((n) => n.url), timeoutMs: 200, breakerCooldownMs: 300 });
+    try {
+      cluster.nodes[0]!.fault('error');
+      for (let i = 0; i < 3; i++) assert.equal(typeof ((await client.call('getSlot', [])) as { result: number }).result, 'number');
+      const callsWhileOpen = slotCalls(0);
+      cluster.nodes[0]!.fault('none');
+      for (let i = 0; i < 3; i++) await client.callAll('getSlot', []);
+      assert.equal(slotCalls(0), callsWhileOpen, 'an open circuit keeps the endpoint out of rotation, sends included');
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      const settled = await client.callAll('getSlot', []);
+      assert.equal(slotCalls(0), callsWhileOpen + 1, 'after the cooldown it is tried again');
+      assert.ok(settled.every((r) => r.status === 'fulfilled'), 'and it recovers');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('bounds every call by the timeout and names what went wrong on each endpoint', async () => {
+    const client = new JsonRpcClient({ urls: cluster.nodes.map((n) => n.url), timeoutMs: 150 });
+    try {
+      cluster.nodes[0]!.fault('hang');
+      cluster.nodes[1]!.fault('refuse');
+      const started = Date.now();
+      await assert.rejects(client.call('getSlot', []), /^Error: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: no answer within 150 ms; http:\/\/127\.0\.0\.1:\d+: connection reset$/);
+      assert.ok(Date.now() - started < 1000);
+      const settled = await client.callAll('getSlot', []);
+      assert.equal(settled.filter((r) => r.status === 'rejected').length, 2);
+    } finally {
+      cluster.nodes[0]!.fault('none');
+      cluster.nodes[1]!.fault('none');
+      await client.close();
+    }
+  });
+
+  it('treats a JSON-RPC error as an answer, not a fault', async () => {
+    const client = new JsonRpcClient({ urls: [cluster.nodes[0]!.url], timeoutMs: 500 });
+    try {
+      const answer = await client.call('noSuchMethod', []);
+      assert.deepEqual(answer, { error: { code: -32601, message: 'Method not found: noSuchMethod' } });
+    } finally {
+      await client.close();
+    }
+  });
+});
