@@ -16,7 +16,8 @@ describe('JSON-RPC client over several endpoints', () => {
     const client = new JsonRpcClient({ urls: cluster.nodes.map((n) => n.url), timeoutMs: 200, breakerCooldownMs: 300 });
     try {
       cluster.nodes[0]!.fault('error');
-      for (let i = 0; i < 3; i++) assert.equal(typeof ((await client.call('getSlot', [])) as { result: number }).result, 'number');
+      assert.equal(typeof ((await client.call('getSlot', [])) as { result: number }).result, 'number', 'fails over to the healthy endpoint');
+      for (let i = 0; i < 3; i++) await client.callAll('getSlot', []); // three failures in a row on the first
       const callsWhileOpen = slotCalls(0);
       cluster.nodes[0]!.fault('none');
       for (let i = 0; i < 3; i++) await client.callAll('getSlot', []);
