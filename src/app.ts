@@ -26,8 +26,10 @@ import { createSqliteJournal } from './stores/journal-sqlite';
 import { createSqliteKeyStore } from './stores/key-store-sqlite';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
 import { createJitoUpstream } from './upstreams/jito';
+import { createSinkUpstream } from './upstreams/sink';
 import { createSolanaRpcUpstream } from './upstreams/solana-rpc';
 import type { Upstream } from './upstreams/upstream';
+import { createTransactionValidator, inlineVerifier } from './validation/transaction-validator';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
 
 export interface RunningApp {
@@ -54,6 +56,8 @@ function createUpstream(name: string, config: UpstreamConfig, timeoutMs: number,
       return createEmbeddedLedgerUpstream(ledger(), name);
     case 'rpc':
       return createSolanaRpcUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs });
+    case 'sink':
+      return createSinkUpstream(name);
     case 'jito':
       return createJitoUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs, minTipLamports: config.minTipLamports, requireTip: config.requireTip });
   }
@@ -99,7 +103,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const pipeline = createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs: config.duplicateTtlMs, initialSeq: replay.lastSeq });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
-  const server = createHttpServer({ authenticator, pipeline, router, recent, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
+  const validator = createTransactionValidator(recent, config.verifySignatures ? inlineVerifier : null);
+  const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
   await resumeTracking(journal, router, tracker);
   tracker.start();
 
@@ -181,7 +186,7 @@ async function listenPubsub(subscriptions: SubscriptionServer, host: string, por
 async function resumeTracking(journal: Journal, router: ReturnType<typeof createRouter>, tracker: SubmissionTracker): Promise<void> {
   for (const entry of await journal.unfinished()) {
     const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
-    if (upstreams.length === 0) continue;
+    if (!upstreams.some((u) => u.tracked)) continue;
     if (entry.kind === 'bundle') {
       tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });
       continue;

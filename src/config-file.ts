@@ -14,6 +14,8 @@ const url = z.url({ protocol: /^https?$/, error: 'must be an http:// or https://
 
 const upstreamSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('embedded') }),
+  /** A benchmarking aid: accepts everything and drops it. */
+  z.strictObject({ type: z.literal('sink') }),
   z.strictObject({
     type: z.literal('rpc'),
     urls: z.array(url).min(1),
@@ -41,6 +43,7 @@ const fileSchema = z.strictObject({
   journalSync: z.enum(['NORMAL', 'FULL']).optional(),
   snapshotIntervalMs: z.number().int().optional(),
   logLevel: z.string().optional(),
+  verifySignatures: z.boolean().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -84,6 +87,15 @@ export interface NetworkConfig {
   readonly rebroadcast: { readonly intervalMs: number; readonly maxAttempts: number; readonly queueCapacity: number };
 }
 
+/** `--upstream sink`: everything accepted and dropped (a benchmarking aid). */
+export const SINK_NETWORK: NetworkConfig = {
+  upstreams: { sink: { type: 'sink' } },
+  routes: { sendTransaction: ['sink'], submitBatch: ['sink'], sendBundle: ['sink'], antiMev: ['sink'], reads: 'sink' },
+  requestTimeoutMs: 2_000,
+  subscriptionPollMs: 200,
+  rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
+};
+
 /** With no configuration file: everything on the embedded ledger. */
 export const DEFAULT_NETWORK: NetworkConfig = {
   upstreams: { embedded: { type: 'embedded' } },
@@ -93,7 +105,9 @@ export const DEFAULT_NETWORK: NetworkConfig = {
   rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
 };
 
-export type FileSettings = Partial<Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel', string | number>>;
+export type FileSettings = Partial<
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'upstream', string | number | boolean>
+>;
 
 export interface ConfigFile {
   readonly settings: FileSettings;
@@ -125,7 +139,7 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
   const names = Object.keys(upstreams);
   if (names.length === 0) fail('upstreams', 'name at least one upstream');
   const ofType = (...types: UpstreamConfig['type'][]) => names.filter((n) => types.includes(upstreams[n]!.type));
-  const isProtected = (n: string) => upstreams[n]!.type === 'embedded' || (upstreams[n] as { protected?: boolean }).protected === true;
+  const isProtected = (n: string) => ['embedded', 'sink'].includes(upstreams[n]!.type) || (upstreams[n] as { protected?: boolean }).protected === true;
 
   const routes: RoutesConfig = {
     sendTransaction: routesValue?.sendTransaction ?? ofType('embedded', 'rpc'),

@@ -3,7 +3,7 @@
  * environment variables and overridden by command-line flags. docs/CONFIG.md has the table.
  */
 import path from 'node:path';
-import { DEFAULT_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
+import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 
 export interface SlipwayConfig {
   readonly host: string;
@@ -21,6 +21,13 @@ export interface SlipwayConfig {
   /** How often the embedded ledger's state is saved, bounding what recovery replays after a crash. */
   readonly snapshotIntervalMs: number;
   readonly logLevel: string;
+  /**
+   * False only behind a trusted verifier that has already checked every signature: Slipway
+   * then skips ed25519 verification (everything else is still checked).
+   */
+  readonly verifySignatures: boolean;
+  /** `sink` replaces the network with an upstream that drops everything (a benchmarking aid). */
+  readonly upstream: 'configured' | 'sink';
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -37,6 +44,8 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   journalSync: 'NORMAL',
   snapshotIntervalMs: 10_000,
   logLevel: 'info',
+  verifySignatures: true,
+  upstream: 'configured',
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -49,6 +58,8 @@ const ENV: Record<keyof ScalarSettings, string> = {
   journalSync: 'SLIPWAY_JOURNAL_SYNC',
   snapshotIntervalMs: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
   logLevel: 'SLIPWAY_LOG_LEVEL',
+  verifySignatures: 'SLIPWAY_VERIFY_SIGNATURES',
+  upstream: 'SLIPWAY_UPSTREAM',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -75,7 +86,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     return value;
   };
   const oneOf = <T extends string>(name: keyof ScalarSettings, allowed: readonly T[]): T => {
-    const raw = pick(name) ?? (DEFAULT_CONFIG[name] as string);
+    const raw = pick(name) ?? String(DEFAULT_CONFIG[name]);
     if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
     return raw as T;
   };
@@ -89,7 +100,9 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     journalSync: oneOf('journalSync', ['NORMAL', 'FULL'] as const),
     snapshotIntervalMs: integer('snapshotIntervalMs', 100, 3_600_000),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
-    network: file?.network ?? DEFAULT_NETWORK,
+    verifySignatures: oneOf('verifySignatures', ['true', 'false'] as const) === 'true',
+    upstream: oneOf('upstream', ['configured', 'sink'] as const),
+    network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }
 

@@ -12,6 +12,8 @@ export async function runServe(args: string[]): Promise<number> {
     'bundle-result': { type: 'string' },
     'log-level': { type: 'string' },
     config: { type: 'string' },
+    upstream: { type: 'string' },
+    'verify-signatures': { type: 'string' },
   });
   const config = resolveConfig({
     host: values.host,
@@ -21,6 +23,8 @@ export async function runServe(args: string[]): Promise<number> {
     bundleResult: values['bundle-result'],
     logLevel: values['log-level'],
     config: values.config,
+    upstream: values.upstream,
+    verifySignatures: values['verify-signatures'],
   });
   const app = await startApp(config);
   if (app.replayed > 0) {
@@ -33,7 +37,10 @@ export async function runServe(args: string[]): Promise<number> {
         `make more with: bin/slipway keys create --name NAME [--bundle] --data-dir ${config.dataDir}\n`,
     );
   }
-  process.stdout.write(`slipway: listening on ${app.url} (upstream: embedded ledger, data dir: ${config.dataDir})\n`);
+  const upstreams = Object.entries(config.network.upstreams).map(([name, u]) => (name === u.type ? name : `${name} (${u.type})`));
+  process.stdout.write(`slipway: listening on ${app.url} (upstreams: ${upstreams.join(', ')}; data dir: ${config.dataDir})\n`);
+  if (config.upstream === 'sink') process.stderr.write('slipway: WARNING: --upstream sink drops every transaction it accepts (a benchmarking aid)\n');
+  if (!config.verifySignatures) process.stderr.write('slipway: signature verification is off (--verify-signatures false): only behind a trusted verifier\n');
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

@@ -6,12 +6,12 @@
  * surface the message; the only other statuses are 401/403 for a single request.
  */
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
-import type { RecentTransactions } from '../pipeline/recent-transactions';
 import type { Router } from '../pipeline/router';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { StatusView } from '../pipeline/status-view';
 import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
+import type { TransactionValidator } from '../validation/transaction-validator';
 import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
 import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
 
@@ -23,7 +23,7 @@ export interface RpcCallContext {
 export interface JsonRpcHandlerOptions {
   readonly pipeline: SubmissionPipeline;
   readonly router: Router;
-  readonly recent: RecentTransactions;
+  readonly validator: TransactionValidator;
   readonly statusView: StatusView;
   readonly refusals: RecentRefusals;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
@@ -35,12 +35,12 @@ export interface JsonRpcHandlerOptions {
 /** Status methods answered from the journal plus the upstreams. */
 const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses']);
 
-export function createJsonRpcHandler({ pipeline, router, recent, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
+export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
     const submission: SubmissionContext = { keyId: context.key.id, antiMev: context.antiMev };
     switch (method) {
       case 'sendTransaction': {
-        const input = parseSendTransactionParams(params, recent);
+        const input = await parseSendTransactionParams(params, validator);
         const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
         if (sent.ok) return { status: 200, body: resultResponse(id, sent.value) };
         refusals.record(params[0], context.key.id, sent.error.message);
@@ -54,7 +54,7 @@ export function createJsonRpcHandler({ pipeline, router, recent, statusView, ref
           );
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
-        const txs = parseSendBundleParams(params, recent);
+        const txs = await parseSendBundleParams(params, validator);
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
           if (Array.isArray(params[0])) for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);

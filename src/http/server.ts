@@ -118,7 +118,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
       return refuse(request, reply, slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
-    const txs = parseSubmitBatchParams(params, options.recent);
+    const txs = await parseSubmitBatchParams(params, options.validator);
     const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: request.apiKey!.id, antiMev }) : txs;
     if (!submitted.ok) {
       const members = (params as { transactions?: unknown } | undefined)?.transactions;

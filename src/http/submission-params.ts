@@ -5,8 +5,8 @@
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import type { SendOptions } from '../upstreams/upstream';
-import type { KnownTransactions, ValidatedTransaction } from '../validation/validate-transaction';
-import { validateTransaction } from '../validation/validate-transaction';
+import type { TransactionValidator } from '../validation/transaction-validator';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
 
 /** The spec's limit for batches and bundles. */
 export const MAX_TRANSACTIONS_PER_CALL = 5;
@@ -20,7 +20,7 @@ export interface SendTransactionInput {
 }
 
 /** `sendTransaction`'s `[transaction, {encoding, skipPreflight, preflightCommitment, maxRetries, minContextSlot}]`. */
-export function parseSendTransactionParams(params: readonly unknown[], known: KnownTransactions): Result<SendTransactionInput> {
+export async function parseSendTransactionParams(params: readonly unknown[], validator: TransactionValidator): Promise<Result<SendTransactionInput>> {
   if (params.length > 2) return invalid(`sendTransaction takes 2 params ([transaction, config]); got ${params.length}`);
   const encoded = params[0];
   if (typeof encoded !== 'string') return invalid('params[0] must be the signed transaction, a Base64 string');
@@ -37,7 +37,7 @@ export function parseSendTransactionParams(params: readonly unknown[], known: Kn
       return invalid(`params[1].${field} must be a non-negative integer`);
     }
   }
-  const transaction = validateTransaction(encoded, '', known);
+  const transaction = await validator.validate(encoded, '');
   if (!transaction.ok) return transaction;
   return ok({
     transaction: transaction.value,
@@ -51,15 +51,15 @@ export function parseSendTransactionParams(params: readonly unknown[], known: Kn
 }
 
 /** `sendBundle`'s `[[transaction, …], {encoding}]`. */
-export function parseSendBundleParams(params: readonly unknown[], known: KnownTransactions): Result<ValidatedTransaction[]> {
+export async function parseSendBundleParams(params: readonly unknown[], validator: TransactionValidator): Promise<Result<ValidatedTransaction[]>> {
   if (params.length > 2) return invalid(`sendBundle takes 2 params ([transactions, config]); got ${params.length}`);
   const config = parseEncodingConfig(params[1]);
   if (!config.ok) return config;
-  return parseTransactionList(params[0], 'params[0]', known, 'bundle');
+  return parseTransactionList(params[0], 'params[0]', validator, 'bundle');
 }
 
 /** `/submit-batch`'s `params: {transactions, options}`. */
-export function parseSubmitBatchParams(params: unknown, known: KnownTransactions): Result<ValidatedTransaction[]> {
+export async function parseSubmitBatchParams(params: unknown, validator: TransactionValidator): Promise<Result<ValidatedTransaction[]>> {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) {
     return invalid('params must be an object: {"transactions": [Base64 transaction, …], "options": []}');
   }
@@ -68,7 +68,7 @@ export function parseSubmitBatchParams(params: unknown, known: KnownTransactions
   if (!Array.isArray(options) || options.length !== 0) {
     return invalid('params.options must be an empty array []: it is reserved for future use and takes no option yet');
   }
-  return parseTransactionList(transactions, 'params.transactions', known, 'batch');
+  return parseTransactionList(transactions, 'params.transactions', validator, 'batch');
 }
 
 function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
@@ -85,25 +85,32 @@ function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
   return ok(config);
 }
 
-function parseTransactionList(value: unknown, field: string, known: KnownTransactions, kind: 'bundle' | 'batch'): Result<ValidatedTransaction[]> {
+async function parseTransactionList(
+  value: unknown,
+  field: string,
+  validator: TransactionValidator,
+  kind: 'bundle' | 'batch',
+): Promise<Result<ValidatedTransaction[]>> {
   if (!Array.isArray(value)) return invalid(`${field} must be an array of 1 to ${MAX_TRANSACTIONS_PER_CALL} Base64 transactions`);
   if (value.length === 0) return invalid(`${field} is empty: a ${kind} needs 1 to ${MAX_TRANSACTIONS_PER_CALL} transactions`);
   if (value.length > MAX_TRANSACTIONS_PER_CALL) {
     return invalid(`${field} has ${value.length} transactions; at most ${MAX_TRANSACTIONS_PER_CALL}`);
   }
+  const label = (index: number) => `transaction ${index + 1} (${field}[${index}])`;
+  const notString = value.findIndex((encoded) => typeof encoded !== 'string');
+  if (notString >= 0) return invalid(`${label(notString)} must be a Base64 string`);
+  // All at once, so that verifications can run side by side; the first refusal in order wins.
+  const results = await Promise.all((value as string[]).map((encoded, index) => validator.validate(encoded, label(index))));
   const validated: ValidatedTransaction[] = [];
   const positions = new Map<string, number>();
-  for (const [index, encoded] of value.entries()) {
-    const label = `transaction ${index + 1} (${field}[${index}])`;
-    if (typeof encoded !== 'string') return invalid(`${label} must be a Base64 string`);
-    const tx = validateTransaction(encoded, label, known);
-    if (!tx.ok) return tx;
-    const earlier = positions.get(tx.value.signature);
+  for (const [index, result] of results.entries()) {
+    if (!result.ok) return result;
+    const earlier = positions.get(result.value.signature);
     if (earlier !== undefined) {
-      return invalid(`${label} repeats transaction ${earlier + 1}: a ${kind} cannot contain the same transaction twice`);
+      return invalid(`${label(index)} repeats transaction ${earlier + 1}: a ${kind} cannot contain the same transaction twice`);
     }
-    positions.set(tx.value.signature, index);
-    validated.push(tx.value);
+    positions.set(result.value.signature, index);
+    validated.push(result.value);
   }
   return ok(validated);
 }

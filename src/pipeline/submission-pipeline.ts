@@ -101,7 +101,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const expired = /blockhash not found/i.test(outcome.dropped);
       return { seq, position, state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
     }
-    tracker.track({ seq, position, tx, upstreams: route, attempts: 0 });
+    if (route.some((u) => u.tracked)) tracker.track({ seq, position, tx, upstreams: route, attempts: 0 });
     return { seq, position, state: 'forwarded' };
   }
 
@@ -248,7 +248,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
         return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`));
       }
       void journal.update(members({ state: 'forwarded' }));
-      tracker.trackBundle({ seq, bundleId, size: txs.length, upstreams: route.value, polls: 0 });
+      if (route.value.some((u) => u.tracked)) tracker.trackBundle({ seq, bundleId, size: txs.length, upstreams: route.value, polls: 0 });
       txs.forEach((tx) => recent.remember(tx));
       const receipt = { bundleId, signatures };
       landedBundles.set(bundleId, receipt);

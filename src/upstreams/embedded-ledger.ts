@@ -13,6 +13,7 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
     kind: 'embedded',
     protected: true,
     simulates: true,
+    tracked: true,
     getSlot: async () => ledger.currentSlot,
     simulate: async (tx) => ({ ...ledger.simulate(tx), slot: ledger.currentSlot }),
     sendTransaction: async (tx) => {

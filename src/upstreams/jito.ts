@@ -46,6 +46,7 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
     kind: 'jito',
     protected: config.protected,
     simulates: false,
+    tracked: true,
     getSlot: unsupported('report slots'),
     simulate: unsupported('simulate transactions'),
     async sendTransaction(tx) {

@@ -28,6 +28,7 @@ export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstre
     kind: 'rpc',
     protected: config.protected,
     simulates: true,
+    tracked: true,
     async getSlot() {
       return resultOf<number>(await client.call('getSlot', [{ commitment: 'processed' }]), 'getSlot');
     },

@@ -60,7 +60,7 @@ export interface BundleStatusView {
 /** The answer of a JSON-RPC method the upstream serves directly (reads, statuses). */
 export type RpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
-export type UpstreamKind = 'embedded' | 'rpc' | 'jito';
+export type UpstreamKind = 'embedded' | 'rpc' | 'jito' | 'sink';
 
 export interface Upstream {
   readonly name: string;
@@ -69,6 +69,8 @@ export interface Upstream {
   readonly protected: boolean;
   /** Whether it can simulate transactions (preflight); block engines cannot. */
   readonly simulates: boolean;
+  /** Whether Slipway follows what it takes until it lands (false only for the benchmark's sink). */
+  readonly tracked: boolean;
   /** Current slot as the upstream sees it. */
   getSlot(): Promise<number>;
   simulate(tx: ValidatedTransaction): Promise<SimulationResult>;

@@ -5,10 +5,10 @@
  * without decoding the bytes again.
  */
 import bs58 from 'bs58';
-import type { Result } from '../errors/error-catalogue';
+import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { decodeStrictBase64 } from './strict-base64';
-import { verifyTransactionSignatures } from './verify-signatures';
+import { verifyTransactionSignatures, type SignatureCheck } from './verify-signatures';
 import type { WireTransaction } from './wire-transaction';
 import { MAX_BASE64_SIZE, PACKET_DATA_SIZE, isWireDefect, parseWireTransaction, usesDurableNonce } from './wire-transaction';
 
@@ -47,16 +47,17 @@ export interface ValidationOptions {
 }
 
 /**
- * Validates one wire transaction. `label` prefixes messages ("transaction 3 (…): …")
- * when the transaction is one of several. An exact resubmission of bytes already verified
- * skips verification: the same bytes cannot verify differently.
+ * A transaction that passed every check but its signatures: `verified` is true when it is an
+ * exact resubmission of bytes verified before (the same bytes cannot verify differently).
  */
-export function validateTransaction(
-  encoded: string,
-  label: string,
-  known?: KnownTransactions,
-  options: ValidationOptions = {},
-): Result<ValidatedTransaction> {
+export type ParsedTransaction = { readonly tx: ValidatedTransaction; readonly verified: boolean };
+
+/**
+ * Every edge check up to, and not including, signature verification: encoded length,
+ * decoding, decoded size, deserialize, sanitize. `label` prefixes messages
+ * ("transaction 3 (…): …") when the transaction is one of several.
+ */
+export function parseTransaction(encoded: string, label: string, known?: KnownTransactions, options: ValidationOptions = {}): Result<ParsedTransaction> {
   const prefix = label === '' ? '' : `${label}: `;
   const decoded = decodeTransaction(encoded, options.encoding ?? 'base64');
   if (!decoded.ok) return fail(slipwayError('INVALID_PARAMS', prefix + decoded.error.message));
@@ -79,24 +80,45 @@ export function validateTransaction(
         );
     }
   }
-
   const earlier = known?.findExact(wire.signatures[0]!, bytes);
-  if (earlier !== undefined) return ok(earlier);
-
-  const check = options.verifySignatures === false ? ({ valid: true } as const) : verifyTransactionSignatures(wire);
-  if (!check.valid) {
-    const signer = bs58.encode(wire.staticAccountKeys[check.index]!);
-    const why = check.empty
-      ? `signature ${check.index} (signer ${signer}) is empty: the transaction is not fully signed`
-      : `signature ${check.index} does not verify against signer ${signer}`;
-    return fail(slipwayError('SIGNATURE_VERIFICATION_FAILURE', `${prefix}Transaction signature verification failure: ${why}`));
-  }
+  if (earlier !== undefined) return ok({ tx: earlier, verified: true });
   return ok({
-    wire,
-    base64: options.encoding === 'base58' ? bytes.toString('base64') : encoded,
-    signature: bs58.encode(wire.signatures[0]!),
-    usesDurableNonce: usesDurableNonce(wire),
-  } as ValidatedTransaction);
+    tx: {
+      wire,
+      base64: options.encoding === 'base58' ? bytes.toString('base64') : encoded,
+      signature: bs58.encode(wire.signatures[0]!),
+      usesDurableNonce: usesDurableNonce(wire),
+    } as ValidatedTransaction,
+    verified: false,
+  });
+}
+
+/** The refusal for a transaction whose signature `check` failed. */
+export function signatureFailure(tx: ValidatedTransaction, check: Extract<SignatureCheck, { valid: false }>, label: string): SlipwayError {
+  const prefix = label === '' ? '' : `${label}: `;
+  const signer = bs58.encode(tx.wire.staticAccountKeys[check.index]!);
+  const why = check.empty
+    ? `signature ${check.index} (signer ${signer}) is empty: the transaction is not fully signed`
+    : `signature ${check.index} does not verify against signer ${signer}`;
+  return slipwayError('SIGNATURE_VERIFICATION_FAILURE', `${prefix}Transaction signature verification failure: ${why}`);
+}
+
+/**
+ * Validates one wire transaction, signatures included, in this thread. The gateway's hot
+ * path uses a `TransactionValidator`, which may verify elsewhere.
+ */
+export function validateTransaction(
+  encoded: string,
+  label: string,
+  known?: KnownTransactions,
+  options: ValidationOptions = {},
+): Result<ValidatedTransaction> {
+  const parsed = parseTransaction(encoded, label, known, options);
+  if (!parsed.ok) return parsed;
+  const { tx, verified } = parsed.value;
+  if (verified || options.verifySignatures === false) return ok(tx);
+  const check = verifyTransactionSignatures(tx.wire);
+  return check.valid ? ok(tx) : fail(signatureFailure(tx, check, label));
 }
 
 /** The encoded-length check and the decoding, with Agave's messages for each encoding. */
