@@ -1,0 +1,48 @@
+/** Starts the servers the benchmark measures, each in its own process, and waits until they listen. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly key: string | undefined;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+function waitForListening(child: ChildProcess, what: string): Promise<{ url: string; key: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    let key: string | undefined;
+    const errors: string[] = [];
+    child.stderr?.on('data', (chunk: Buffer) => errors.push(chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`${what} exited with ${code}: ${errors.join('')}`)));
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      const trimmed = line.trim();
+      if (trimmed.startsWith('slw_')) key = trimmed;
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) resolve({ url: match[1]!, key });
+    });
+  });
+}
+
+async function start(command: string, args: string[], what: string): Promise<ServerProcess> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+  const { url, key } = await waitForListening(child, what);
+  return {
+    url,
+    key,
+    pid: child.pid!,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export const startCeiling = () => start(process.execPath, [path.join(ROOT, 'dist/bench/ceiling-server.js')], 'the ceiling server');
+
+export const startSlipway = (dataDir: string, extra: string[]) =>
+  start(path.join(ROOT, 'bin/slipway'), ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra], 'Slipway');

@@ -1,0 +1,107 @@
+/** The benchmark's outputs: a table on the terminal, `latest.json`, and `latest.svg`, a chart a person can read. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BenchResults } from './run';
+
+/** The figures the benchmark is held to (reported, not asserted in tests). */
+export const TARGETS = {
+  sendTransaction_vs_ceiling_rps: { min: 0.35 },
+  sendTransaction_noverify_vs_ceiling_rps: { min: 0.6 },
+  p99_vs_ceiling_at_fixed_rate: { max: 3 },
+} as const;
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export function writeReport(results: BenchResults, dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, 'latest.svg'), chart(results));
+  process.stdout.write(table(results));
+  process.stdout.write(`\nwrote ${path.join(dir, 'latest.json')} and latest.svg\n`);
+}
+
+export function table(r: BenchResults): string {
+  const { ceiling, slipway } = r;
+  const lines: string[] = [];
+  lines.push(`Slipway benchmark (${r.mode}) on ${r.machine.cores} cores, ${r.machine.cpu}, Node ${r.machine.node}`);
+  lines.push('');
+  lines.push('Full load (32 connections)                requests/s  tx/s      p50 ms  p99 ms  failed');
+  const row = (name: string, l: { rps: number; latencyMs: { p50: number; p99: number }; failed: number }, tps?: number) =>
+    lines.push(`  ${name.padEnd(40)}${fmt(l.rps).padStart(10)}  ${(tps === undefined ? '' : fmt(tps)).padStart(8)}  ${fmt(l.latencyMs.p50, 1).padStart(6)}  ${fmt(l.latencyMs.p99, 1).padStart(6)}  ${String(l.failed).padStart(6)}`);
+  row('ceiling (bare node:http)', ceiling.load);
+  row('sendTransaction, everything on', slipway.sendTransaction, slipway.sendTransaction.rps);
+  row('sendTransaction, verification off', slipway.sendTransactionNoVerify, slipway.sendTransactionNoVerify.rps);
+  row('/submit-batch, 5 transactions', slipway.submitBatch, slipway.submitBatch.tps);
+  row('sendBundle, 5 transactions', slipway.sendBundle, slipway.sendBundle.tps);
+  row('sendTransaction, embedded ledger (e2e)', slipway.embeddedLedger, slipway.embeddedLedger.rps);
+  lines.push('');
+  lines.push(`Open loop at ${fmt(ceiling.fixedRate.achievedRate)} requests/s      p50 µs  p90 µs  p99 µs  p99.9 µs  failed`);
+  const lat = (name: string, l: BenchResults['ceiling']['fixedRate']) =>
+    lines.push(`  ${name.padEnd(33)}${fmt(l.p50).padStart(8)}${fmt(l.p90).padStart(8)}${fmt(l.p99).padStart(8)}${fmt(l.p999).padStart(10)}${String(l.failed).padStart(8)}`);
+  lat('ceiling', ceiling.fixedRate);
+  lat('Slipway sendTransaction', slipway.fixedRate);
+  lines.push('');
+  lines.push('Cost per transaction, in isolation               µs');
+  for (const part of r.costParts) lines.push(`  ${part.name.padEnd(45)}${fmt(part.micros, 1).padStart(7)}`);
+  if (r.soak) {
+    const rss = r.soak.rssMiB;
+    const half = rss.slice(Math.floor(rss.length / 2));
+    lines.push('');
+    lines.push(`Soak: ${r.soak.seconds} s at ${fmt(r.soak.rps)} requests/s; resident set max ${fmt(Math.max(...rss))} MiB, second half ${fmt(Math.min(...half))}–${fmt(Math.max(...half))} MiB`);
+  }
+  lines.push('');
+  lines.push('Ratios (one run, same machine)                          value   target');
+  for (const [name, value] of Object.entries(r.ratios)) {
+    const target = TARGETS[name as keyof typeof TARGETS] as { min?: number; max?: number } | undefined;
+    const goal = target === undefined ? '' : target.min !== undefined ? `≥ ${target.min}` : `≤ ${target.max}`;
+    const met = target === undefined ? '' : (target.min !== undefined ? value >= target.min : value <= target.max!) ? '  met' : '  NOT MET';
+    lines.push(`  ${name.padEnd(52)}${fmt(value, 2).padStart(7)}   ${goal}${met}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Horizontal bars: throughput against the ceiling, and latency at the fixed rate. */
+function chart(r: BenchResults): string {
+  const bars: { label: string; value: number; unit: string }[] = [
+    { label: 'ceiling (bare node:http)', value: r.ceiling.load.rps, unit: 'req/s' },
+    { label: 'sendTransaction, everything on', value: r.slipway.sendTransaction.rps, unit: 'req/s' },
+    { label: 'sendTransaction, verification off', value: r.slipway.sendTransactionNoVerify.rps, unit: 'req/s' },
+    { label: '/submit-batch ×5 (transactions)', value: r.slipway.submitBatch.tps, unit: 'tx/s' },
+    { label: 'sendBundle ×5 (transactions)', value: r.slipway.sendBundle.tps, unit: 'tx/s' },
+    { label: 'embedded ledger, end to end', value: r.slipway.embeddedLedger.rps, unit: 'req/s' },
+  ];
+  const latencies = [
+    { label: 'ceiling', values: [r.ceiling.fixedRate.p50, r.ceiling.fixedRate.p99, r.ceiling.fixedRate.p999] },
+    { label: 'Slipway', values: [r.slipway.fixedRate.p50, r.slipway.fixedRate.p99, r.slipway.fixedRate.p999] },
+  ];
+  const width = 900;
+  const barMax = Math.max(...bars.map((b) => b.value));
+  const latMax = Math.max(...latencies.flatMap((l) => l.values));
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="460" font-family="sans-serif" font-size="13">`);
+  out.push('<rect width="100%" height="100%" fill="white"/>');
+  out.push(`<text x="20" y="28" font-size="17" font-weight="bold">Slipway vs the machine's ceiling (${r.machine.cores} cores, ${escape(r.machine.cpu)})</text>`);
+  out.push('<text x="20" y="52">Throughput at full load, 32 connections</text>');
+  bars.forEach((bar, i) => {
+    const y = 64 + i * 30;
+    const w = (bar.value / barMax) * 480;
+    out.push(`<text x="20" y="${y + 15}">${escape(bar.label)}</text>`);
+    out.push(`<rect x="270" y="${y}" width="${w.toFixed(1)}" height="20" fill="${i === 0 ? '#888' : '#2a6fdb'}"/>`);
+    out.push(`<text x="${(276 + w).toFixed(1)}" y="${y + 15}">${fmt(bar.value)} ${bar.unit}</text>`);
+  });
+  out.push(`<text x="20" y="272">Latency at ${fmt(r.ceiling.fixedRate.achievedRate)} requests/s, open loop (µs): p50 / p99 / p99.9</text>`);
+  const colors = ['#9ecae1', '#3182bd', '#08519c'];
+  latencies.forEach((l, i) => {
+    l.values.forEach((v, j) => {
+      const y = 284 + i * 80 + j * 22;
+      const w = (v / latMax) * 480;
+      if (j === 0) out.push(`<text x="20" y="${y + 15}">${l.label}</text>`);
+      out.push(`<rect x="270" y="${y}" width="${w.toFixed(1)}" height="18" fill="${colors[j]}"/>`);
+      out.push(`<text x="${(276 + w).toFixed(1)}" y="${y + 14}">${['p50', 'p99', 'p99.9'][j]} ${fmt(v)} µs</text>`);
+    });
+  });
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}
+
+const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
