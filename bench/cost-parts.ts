@@ -59,14 +59,14 @@ export async function measureCostParts(count: number): Promise<CostPart[]> {
     const journal = createSqliteJournal(path.join(dir, 'journal.sqlite'));
     let started = performance.now();
     for (let i = 0; i < count; i++) {
-      await journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes }] });
+      await journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes, state: 'forwarded' }] });
     }
     parts.push({ name: 'journal write, one at a time (SQLite WAL)', micros: ((performance.now() - started) * 1000) / count });
     started = performance.now();
     const batchSize = 32;
     for (let i = 0; i < count; i += batchSize) {
       await Promise.all(
-        validated.slice(i, i + batchSize).map((tx) => journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: tx.signature, wire: tx.wire.bytes }] })),
+        validated.slice(i, i + batchSize).map((tx) => journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: tx.signature, wire: tx.wire.bytes, state: 'forwarded' }] })),
       );
     }
     parts.push({ name: 'journal write, group-committed by 32', micros: ((performance.now() - started) * 1000) / count });

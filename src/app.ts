@@ -100,7 +100,14 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     // The server's logger, once it exists: the tracker starts after it.
     logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
   });
-  const pipeline = createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs: config.duplicateTtlMs, initialSeq: replay.lastSeq });
+  const pipeline = createSubmissionPipeline({
+    router,
+    journal,
+    recent,
+    tracker,
+    duplicateTtlMs: config.duplicateTtlMs,
+    initialSeq: replay.lastSeq,
+  });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
   const validator = createTransactionValidator(recent, config.verifySignatures ? inlineVerifier : null);
@@ -192,7 +199,7 @@ async function resumeTracking(journal: Journal, router: ReturnType<typeof create
       continue;
     }
     for (const tx of entry.transactions) {
-      if (tx.state !== 'received' && tx.state !== 'forwarded') continue;
+      if (tx.state !== 'forwarded') continue;
       tracker.track({ seq: entry.seq, position: tx.position, tx: restoreValidatedTransaction(tx.wire), upstreams, attempts: tx.attempts });
     }
   }

@@ -7,7 +7,7 @@ import type { JournalEntry, TransactionState } from '../stores/journal';
 import { createSqliteJournal } from '../stores/journal-sqlite';
 import { parseOptions } from './parse-options';
 
-const STATES: TransactionState[] = ['received', 'forwarded', 'landed', 'failed', 'expired', 'rejected'];
+const STATES: TransactionState[] = ['forwarded', 'landed', 'failed', 'expired', 'rejected'];
 
 export async function runSubmissions(args: string[]): Promise<number> {
   const [action, ...rest] = args;

@@ -8,8 +8,8 @@ import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
-import type { Journal, NewSubmission, StateChange } from '../stores/journal';
-import type { SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
+import type { Journal, NewSubmission, TransactionState } from '../stores/journal';
+import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import { computeBundleId } from './bundle-id';
 import type { RecentTransactions } from './recent-transactions';
@@ -82,27 +82,21 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
-  const unfinishedSeqs = new Set<number>();
   let lastSeq = initialSeq;
 
-  async function journalize(submission: NewSubmission): Promise<number> {
+  /** Journals a submission whose route has answered, then tracks what is on its way. */
+  async function journalize(submission: NewSubmission, txs: readonly ValidatedTransaction[], route: readonly Upstream[]): Promise<number> {
     const seq = await journal.record(submission);
     lastSeq = Math.max(lastSeq, seq);
-    unfinishedSeqs.add(seq);
+    if (route.some((u) => u.tracked)) {
+      submission.transactions.forEach((entry, position) => {
+        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0 });
+      });
+      if (submission.kind === 'bundle' && submission.transactions[0]?.state === 'forwarded') {
+        tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0 });
+      }
+    }
     return seq;
-  }
-
-  /** Records what the route did with transaction `position` of submission `seq`, and tracks it if it is on its way. */
-  function settle(seq: number, position: number, tx: ValidatedTransaction, route: readonly Upstream[], outcome: RouteOutcome): StateChange {
-    if (outcome.accepted === 0) {
-      return { seq, position, state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
-    }
-    if (outcome.dropped !== null) {
-      const expired = /blockhash not found/i.test(outcome.dropped);
-      return { seq, position, state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
-    }
-    if (route.some((u) => u.tracked)) tracker.track({ seq, position, tx, upstreams: route, attempts: 0 });
-    return { seq, position, state: 'forwarded' };
   }
 
   async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
@@ -119,26 +113,20 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       if (!simulation.ok) return simulation;
       if (simulation.value.err !== null) return fail(preflightFailure(simulation.value));
     }
-    const seq = await journalize({
-      kind: 'transaction',
-      keyId: context.keyId,
-      antiMev: context.antiMev,
-      bundleId: null,
-      routes: route.value.map((u) => u.name),
-      transactions: [journalTransaction(tx)],
-    });
-    let outcome: RouteOutcome;
-    try {
-      outcome = await sendToRoute(route.value, tx, options);
-    } finally {
-      unfinishedSeqs.delete(seq);
-    }
-    const change = settle(seq, 0, tx, route.value, outcome);
-    if (outcome.accepted === 0) {
-      await journal.update([change]);
-      return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
-    }
-    void journal.update([change]);
+    const outcome = await sendToRoute(route.value, tx, options);
+    await journalize(
+      {
+        kind: 'transaction',
+        keyId: context.keyId,
+        antiMev: context.antiMev,
+        bundleId: null,
+        routes: route.value.map((u) => u.name),
+        transactions: [{ ...journalTransaction(tx), ...stateAfter(outcome) }],
+      },
+      [tx],
+      route.value,
+    );
+    if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     transactionsTotal.inc({ operation: 'sendTransaction' });
     return ok(tx.signature);
@@ -169,28 +157,24 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       if (!route.ok) return route;
       const fresh = txs.filter((tx) => !recent.includes(tx));
       if (fresh.length > 0) {
-        const seq = await journalize({
-          kind: 'batch',
-          keyId: context.keyId,
-          antiMev: context.antiMev,
-          bundleId: null,
-          routes: route.value.map((u) => u.name),
-          transactions: fresh.map(journalTransaction),
-        });
-        let outcomes: RouteOutcome[];
-        try {
-          // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
-          outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-        } finally {
-          unfinishedSeqs.delete(seq);
-        }
-        const changes = fresh.map((tx, position) => settle(seq, position, tx, route.value, outcomes[position]!));
+        // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
+        const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
+        await journalize(
+          {
+            kind: 'batch',
+            keyId: context.keyId,
+            antiMev: context.antiMev,
+            bundleId: null,
+            routes: route.value.map((u) => u.name),
+            transactions: fresh.map((tx, position) => ({ ...journalTransaction(tx), ...stateAfter(outcomes[position]!) })),
+          },
+          fresh,
+          route.value,
+        );
         if (outcomes.every((o) => o.accepted === 0)) {
-          await journal.update(changes);
           submissionsTotal.inc({ operation: 'submitBatch', outcome: 'refused' });
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
         }
-        void journal.update(changes);
         fresh.forEach((tx, position) => {
           if (outcomes[position]!.accepted > 0) recent.remember(tx);
         });
@@ -219,36 +203,32 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
         }
         if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
       }
-      const seq = await journalize({
-        kind: 'bundle',
-        keyId: context.keyId,
-        antiMev: context.antiMev,
-        bundleId,
-        routes: route.value.map((u) => u.name),
-        transactions: txs.map(journalTransaction),
-      });
-      let results: PromiseSettledResult<Awaited<ReturnType<Upstream['sendBundle']>>>[];
-      try {
-        results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
-      } finally {
-        unfinishedSeqs.delete(seq);
+      const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
+      const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
+      const rejection = results.find((r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted);
+      const failures = results.map((r, i) => `${route.value[i]!.name}: ${r.status === 'rejected' ? (r.reason as Error).message : 'refused'}`).join('; ');
+      const error = accepted
+        ? undefined
+        : rejection !== undefined
+          ? bundleRejection(bundleId, signatures, rejection.value)
+          : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
+      const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
+      await journalize(
+        {
+          kind: 'bundle',
+          keyId: context.keyId,
+          antiMev: context.antiMev,
+          bundleId,
+          routes: route.value.map((u) => u.name),
+          transactions: txs.map((tx) => ({ ...journalTransaction(tx), ...state })),
+        },
+        txs,
+        route.value,
+      );
+      if (error !== undefined) {
+        submissionsTotal.inc({ operation: 'sendBundle', outcome: rejection !== undefined ? 'rejected' : 'refused' });
+        return fail(error);
       }
-      const members = (change: Omit<StateChange, 'seq' | 'position'>) => txs.map((_, position) => ({ seq, position, ...change }));
-      if (!results.some((r) => r.status === 'fulfilled' && r.value.accepted)) {
-        const rejection = results.find((r) => r.status === 'fulfilled');
-        if (rejection !== undefined && rejection.status === 'fulfilled' && !rejection.value.accepted) {
-          const error = bundleRejection(bundleId, signatures, rejection.value);
-          await journal.update(members({ state: 'rejected', reason: error.message }));
-          submissionsTotal.inc({ operation: 'sendBundle', outcome: 'rejected' });
-          return fail(error);
-        }
-        const failures = results.map((r, i) => `${route.value[i]!.name}: ${(r as PromiseRejectedResult).reason?.message ?? 'failed'}`).join('; ');
-        await journal.update(members({ state: 'rejected', reason: `no upstream took it: ${failures}` }));
-        submissionsTotal.inc({ operation: 'sendBundle', outcome: 'refused' });
-        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`));
-      }
-      void journal.update(members({ state: 'forwarded' }));
-      if (route.value.some((u) => u.tracked)) tracker.trackBundle({ seq, bundleId, size: txs.length, upstreams: route.value, polls: 0 });
       txs.forEach((tx) => recent.remember(tx));
       const receipt = { bundleId, signatures };
       landedBundles.set(bundleId, receipt);
@@ -258,9 +238,8 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     },
 
     handedOverWatermark() {
-      let watermark = lastSeq;
-      for (const seq of unfinishedSeqs) watermark = Math.min(watermark, seq - 1);
-      return watermark;
+      // Submissions are journaled after their route has them: everything journaled is handed over.
+      return lastSeq;
     },
   };
 }
@@ -280,6 +259,16 @@ async function preflight(simulators: readonly Upstream[], tx: ValidatedTransacti
 
 function journalTransaction(tx: ValidatedTransaction) {
   return { signature: tx.signature, wire: tx.wire.bytes };
+}
+
+/** The journal state of a transaction after its route's first answer. */
+function stateAfter(outcome: RouteOutcome): { state: TransactionState; reason?: string } {
+  if (outcome.accepted === 0) return { state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
+  if (outcome.dropped !== null) {
+    const expired = /blockhash not found/i.test(outcome.dropped);
+    return { state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
+  }
+  return { state: 'forwarded' };
 }
 
 function bundleRejection(

@@ -1,13 +1,13 @@
 /**
  * The submission journal in SQLite: one row per submission, one per transaction.
  *
- * Records are group-committed: concurrent `record` calls made in the same turn of the event
- * loop share one SQLite transaction (one WAL append), and each call resolves only after that
- * commit, so nothing is answered before it is durable.
+ * Writes are group-committed: everything written in the same turn of the event loop shares
+ * one SQLite transaction (one WAL append), and each call resolves only after that commit,
+ * so nothing is answered before it is durable.
  */
 import type { Migrations, SqliteOptions } from './sqlite-database';
 import { openSqlite } from './sqlite-database';
-import { type Journal, type JournalEntry, type JournalQuery, type NewSubmission, type SubmissionKind, type TransactionState } from './journal';
+import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
 const MIGRATIONS: Migrations = [
   `CREATE TABLE submissions (
@@ -36,7 +36,7 @@ const MIGRATIONS: Migrations = [
    CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
    CREATE INDEX submission_transactions_signature ON submission_transactions(signature);
    CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq)
-     WHERE state IN ('received', 'forwarded');`,
+     WHERE state = 'forwarded';`,
 ];
 
 interface SubmissionRow {
@@ -62,7 +62,7 @@ interface TransactionRow {
   attempts: number;
 }
 
-const UNFINISHED: TransactionState[] = ['received', 'forwarded'];
+const UNFINISHED: TransactionState[] = ['forwarded'];
 
 export function createSqliteJournal(file: string, options: SqliteOptions = {}): Journal {
   const db = openSqlite(file, MIGRATIONS, options);
@@ -70,7 +70,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
     'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const insertTransaction = db.prepare(
-    "INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, 'received')",
+    'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const updateTransaction = db.prepare(
     'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason), error = COALESCE(?, error) WHERE seq = ? AND position = ?',
@@ -110,56 +110,74 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
       })),
     }));
 
-  // Group commit: the submissions of one event-loop turn go into one SQLite transaction.
-  let pending: { submission: NewSubmission; resolve: (seq: number) => void; reject: (error: unknown) => void }[] = [];
-  const commit = db.transaction((batch: typeof pending) =>
-    batch.map(({ submission }) => {
-      const now = Date.now();
+  // Group commit: everything written in one event-loop turn (new submissions, state
+  // changes, attempt counts) goes into one SQLite transaction, and each caller's promise
+  // resolves after that commit.
+  let records: NewSubmission[] = [];
+  let changes: StateChange[] = [];
+  let attempts: { seq: number; position: number }[] = [];
+  let waiters: { resolve: (seqs: number[]) => void; reject: (error: unknown) => void; from: number; to: number }[] = [];
+  let scheduled = false;
+
+  const writeAll = db.transaction((batch: NewSubmission[], batchChanges: StateChange[], batchAttempts: typeof attempts): number[] => {
+    const now = Date.now();
+    const seqs = batch.map((submission) => {
       const seq = Number(
         insertSubmission.run(submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now)
           .lastInsertRowid,
       );
-      submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire));
+      submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
       return seq;
-    }),
-  );
-  const flush = () => {
-    const batch = pending;
-    pending = [];
-    try {
-      const seqs = commit(batch);
-      batch.forEach((item, i) => item.resolve(seqs[i]!));
-    } catch (error) {
-      batch.forEach((item) => item.reject(error));
-    }
-  };
-
-  const applyChanges = db.transaction((changes: Parameters<Journal['update']>[0]) => {
-    const now = Date.now();
+    });
     const touched = new Set<number>();
-    for (const change of changes) {
+    for (const change of batchChanges) {
       const error = change.error === undefined ? null : JSON.stringify(change.error);
       updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, error, change.seq, change.position);
       touched.add(change.seq);
     }
     for (const seq of touched) touchSubmission.run(now, seq);
-  });
-  const applyAttempts = db.transaction((items: Parameters<Journal['countAttempts']>[0]) => {
-    for (const item of items) addAttempt.run(item.seq, item.position);
+    for (const item of batchAttempts) addAttempt.run(item.seq, item.position);
+    return seqs;
   });
 
+  const flush = () => {
+    scheduled = false;
+    const [batch, batchChanges, batchAttempts, batchWaiters] = [records, changes, attempts, waiters];
+    records = [];
+    changes = [];
+    attempts = [];
+    waiters = [];
+    try {
+      const seqs = writeAll(batch, batchChanges, batchAttempts);
+      for (const waiter of batchWaiters) waiter.resolve(seqs.slice(waiter.from, waiter.to));
+    } catch (error) {
+      for (const waiter of batchWaiters) waiter.reject(error);
+    }
+  };
+
+  /** Queues a write for this turn's commit; resolves with the sequence numbers of `submissions`. */
+  const enqueue = (submissions: NewSubmission[], newChanges: readonly StateChange[], newAttempts: readonly { seq: number; position: number }[]) =>
+    new Promise<number[]>((resolve, reject) => {
+      const from = records.length;
+      records.push(...submissions);
+      changes.push(...newChanges);
+      attempts.push(...newAttempts);
+      waiters.push({ resolve, reject, from, to: records.length });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+
   return {
-    record(submission) {
-      return new Promise((resolve, reject) => {
-        if (pending.length === 0) setImmediate(flush);
-        pending.push({ submission, resolve, reject });
-      });
+    async record(submission) {
+      return (await enqueue([submission], [], []))[0]!;
     },
-    async update(changes) {
-      if (changes.length > 0) applyChanges(changes);
+    async update(newChanges) {
+      if (newChanges.length > 0) await enqueue([], newChanges, []);
     },
     async countAttempts(items) {
-      if (items.length > 0) applyAttempts(items);
+      if (items.length > 0) await enqueue([], [], items);
     },
     async after(seq) {
       return hydrate(selectAfter.all(seq) as SubmissionRow[]);
@@ -191,7 +209,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
       return (selectLastSeq.get() as { seq: number }).seq;
     },
     async close() {
-      if (pending.length > 0) flush();
+      if (scheduled) flush();
       db.close();
     },
   };

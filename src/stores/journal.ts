@@ -1,16 +1,18 @@
 /**
  * The submission journal: every submission Slipway answers with success is written here,
- * durably, before the answer leaves; then its lifecycle, transaction by transaction:
+ * durably, before the answer leaves (its `createdAt` is when it was received), with the
+ * state its route's first answer gave it; then its lifecycle, transaction by transaction:
  *
- *   received → forwarded → landed (slot) | failed (error) | expired | rejected (reason)
+ *   forwarded → landed (slot) | failed (error) | expired | rejected (reason)
  *
+ * (or `rejected`/`expired` at once, when no upstream took it or the network dropped it).
  * It is what rebroadcast resumes from after a crash, what the status view answers from,
  * and what `bin/slipway submissions` reads.
  */
 
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
-export type TransactionState = 'received' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
+export type TransactionState = 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
 
 export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['landed', 'failed', 'expired', 'rejected']);
 
@@ -22,7 +24,8 @@ export interface NewSubmission {
   readonly bundleId: string | null;
   /** Names of the upstreams the submission is routed to. */
   readonly routes: readonly string[];
-  readonly transactions: readonly { readonly signature: string; readonly wire: Buffer }[];
+  /** Each transaction with its state after the route's first answer (and why, if not forwarded). */
+  readonly transactions: readonly { readonly signature: string; readonly wire: Buffer; readonly state: TransactionState; readonly reason?: string }[];
 }
 
 export interface JournalTransaction {

@@ -7,6 +7,7 @@
 import bs58 from 'bs58';
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
+import { encodeBase58 } from './base58';
 import { decodeStrictBase64 } from './strict-base64';
 import { verifyTransactionSignatures, type SignatureCheck } from './verify-signatures';
 import type { WireTransaction } from './wire-transaction';
@@ -86,7 +87,7 @@ export function parseTransaction(encoded: string, label: string, known?: KnownTr
     tx: {
       wire,
       base64: options.encoding === 'base58' ? bytes.toString('base64') : encoded,
-      signature: bs58.encode(wire.signatures[0]!),
+      signature: encodeBase58(wire.signatures[0]!),
       usesDurableNonce: usesDurableNonce(wire),
     } as ValidatedTransaction,
     verified: false,
@@ -142,5 +143,5 @@ function decodeTransaction(encoded: string, encoding: 'base64' | 'base58'): Resu
 export function restoreValidatedTransaction(bytes: Buffer): ValidatedTransaction {
   const wire = parseWireTransaction(bytes);
   if (isWireDefect(wire)) throw new Error(`journaled transaction does not parse: ${wire.detail}`);
-  return { wire, base64: bytes.toString('base64'), signature: bs58.encode(wire.signatures[0]!), usesDurableNonce: usesDurableNonce(wire) } as ValidatedTransaction;
+  return { wire, base64: bytes.toString('base64'), signature: encodeBase58(wire.signatures[0]!), usesDurableNonce: usesDurableNonce(wire) } as ValidatedTransaction;
 }

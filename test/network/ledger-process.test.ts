@@ -45,7 +45,7 @@ describe('kill -9 of a gateway in front of RPC nodes', () => {
       const listed = await runCli(['submissions', 'list', '--json', '--data-dir', dir]);
       const entries = JSON.parse(listed.stdout) as { transactions: { state: string }[] }[];
       assert.equal(entries.length, 4, listed.stderr);
-      assert.ok(entries.every((e) => e.transactions.every((t) => t.state === 'forwarded')), 'journaled, not yet landed');
+      assert.ok(entries.every((e) => e.transactions.every((t) => t.state === 'forwarded')), 'journaled as forwarded, not landed');
 
       node.fault('none');
       const again = await startServer(dir, env);
