@@ -31,6 +31,7 @@ import { createSolanaRpcUpstream } from './upstreams/solana-rpc';
 import type { Upstream } from './upstreams/upstream';
 import { createTransactionValidator, inlineVerifier } from './validation/transaction-validator';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
+import { createWorkerVerifier } from './validation/worker-verifier';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -110,7 +111,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
-  const validator = createTransactionValidator(recent, config.verifySignatures ? inlineVerifier : null);
+  const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createWorkerVerifier(config.verifyThreads) : inlineVerifier;
+  const validator = createTransactionValidator(recent, verifier);
   const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
   await resumeTracking(journal, router, tracker);
   tracker.start();
@@ -161,6 +163,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         clearInterval(snapshots);
         await tracker.stop();
         await router.close();
+        await verifier?.close();
         saveLedger();
         authenticator.close();
         await journal.close();

@@ -44,6 +44,7 @@ const fileSchema = z.strictObject({
   snapshotIntervalMs: z.number().int().optional(),
   logLevel: z.string().optional(),
   verifySignatures: z.boolean().optional(),
+  verifyThreads: z.number().int().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -106,7 +107,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'upstream', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'upstream', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -2,6 +2,7 @@
  * Slipway's configuration: one typed object, its defaults in one place, read from
  * environment variables and overridden by command-line flags. docs/CONFIG.md has the table.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 
@@ -26,6 +27,8 @@ export interface SlipwayConfig {
    * then skips ed25519 verification (everything else is still checked).
    */
   readonly verifySignatures: boolean;
+  /** Threads that verify signatures beside the request thread; 0 verifies in the request thread. */
+  readonly verifyThreads: number;
   /** `sink` replaces the network with an upstream that drops everything (a benchmarking aid). */
   readonly upstream: 'configured' | 'sink';
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
@@ -45,6 +48,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   snapshotIntervalMs: 10_000,
   logLevel: 'info',
   verifySignatures: true,
+  verifyThreads: Math.max(1, os.cpus().length - 1),
   upstream: 'configured',
 };
 
@@ -59,6 +63,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   snapshotIntervalMs: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
   logLevel: 'SLIPWAY_LOG_LEVEL',
   verifySignatures: 'SLIPWAY_VERIFY_SIGNATURES',
+  verifyThreads: 'SLIPWAY_VERIFY_THREADS',
   upstream: 'SLIPWAY_UPSTREAM',
 };
 
@@ -101,6 +106,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     snapshotIntervalMs: integer('snapshotIntervalMs', 100, 3_600_000),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     verifySignatures: oneOf('verifySignatures', ['true', 'false'] as const) === 'true',
+    verifyThreads: integer('verifyThreads', 0, 64),
     upstream: oneOf('upstream', ['configured', 'sink'] as const),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };

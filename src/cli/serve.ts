@@ -14,6 +14,7 @@ export async function runServe(args: string[]): Promise<number> {
     config: { type: 'string' },
     upstream: { type: 'string' },
     'verify-signatures': { type: 'string' },
+    'verify-threads': { type: 'string' },
   });
   const config = resolveConfig({
     host: values.host,
@@ -25,6 +26,7 @@ export async function runServe(args: string[]): Promise<number> {
     config: values.config,
     upstream: values.upstream,
     verifySignatures: values['verify-signatures'],
+    verifyThreads: values['verify-threads'],
   });
   const app = await startApp(config);
   if (app.replayed > 0) {
