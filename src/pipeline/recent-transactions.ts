@@ -19,9 +19,10 @@ export class RecentTransactions implements KnownTransactions {
     return known !== undefined && known.wire.bytes.equals(bytes) ? known : undefined;
   }
 
-  /** Whether this very transaction (as returned by `findExact`) was accepted before. */
+  /** Whether a transaction with exactly these bytes was accepted before (perhaps while this one was being verified). */
   includes(tx: ValidatedTransaction): boolean {
-    return this.bySignature.get(tx.wire.signatures[0]!.toString('latin1')) === tx;
+    const known = this.bySignature.get(tx.wire.signatures[0]!.toString('latin1'));
+    return known !== undefined && (known === tx || known.wire.bytes.equals(tx.wire.bytes));
   }
 
   remember(tx: ValidatedTransaction): void {

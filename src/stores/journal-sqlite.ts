@@ -5,6 +5,7 @@
  * one SQLite transaction (one WAL append), and each call resolves only after that commit,
  * so nothing is answered before it is durable.
  */
+import bs58 from 'bs58';
 import type { Migrations, SqliteOptions } from './sqlite-database';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
@@ -34,10 +35,27 @@ const MIGRATIONS: Migrations = [
    );
    CREATE INDEX submissions_created_at ON submissions(created_at);
    CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
-   CREATE INDEX submission_transactions_signature ON submission_transactions(signature);
+   CREATE TABLE signature_index (prefix INTEGER NOT NULL, seq INTEGER NOT NULL);
+   CREATE INDEX signature_index_prefix ON signature_index(prefix);
    CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq)
      WHERE state = 'forwarded';`,
 ];
+
+const INDEX_INTERVAL_MS = 1_000;
+
+/** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
+function signaturePrefix(wire: Buffer): bigint {
+  return wire.readBigInt64LE(1);
+}
+
+function prefixOfSignature(signature: string): bigint | undefined {
+  try {
+    const bytes = Buffer.from(bs58.decode(signature));
+    return bytes.length === 64 ? bytes.readBigInt64LE(0) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 interface SubmissionRow {
   seq: number;
@@ -82,8 +100,12 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
   const selectUnfinished = db.prepare(
     `SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN (${UNFINISHED.map(() => '?').join(', ')})) ORDER BY seq`,
   );
-  const selectBySignature = db.prepare(
-    'SELECT * FROM submissions WHERE seq IN (SELECT seq FROM submission_transactions WHERE signature = ?) OR bundle_id = ? ORDER BY seq DESC',
+  const selectByPrefix = db.prepare('SELECT seq FROM signature_index WHERE prefix = ?');
+  const selectByBundle = db.prepare('SELECT seq FROM submissions WHERE bundle_id = ?');
+  const selectSubmission = db.prepare('SELECT * FROM submissions WHERE seq = ?');
+  const insertIndex = db.prepare('INSERT INTO signature_index (prefix, seq) VALUES (?, ?)');
+  const selectUnindexed = db.prepare(
+    'SELECT seq, wire FROM submission_transactions WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM signature_index) ORDER BY seq',
   );
   const selectTransactions = db.prepare('SELECT * FROM submission_transactions WHERE seq = ? ORDER BY position');
   const selectLastSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM submissions');
@@ -127,6 +149,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
           .lastInsertRowid,
       );
       submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
+      noteForIndex(seq, submission);
       return seq;
     });
     const touched = new Set<number>();
@@ -154,6 +177,36 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
       for (const waiter of batchWaiters) waiter.reject(error);
     }
   };
+
+  // The signature index is written in bulk, sorted, once a second: one random B-tree insert
+  // per transaction on the hot path would cost more than the rest of the journal write.
+  // Until then, new entries are found in `unindexed`; after a crash, start-up indexes
+  // whatever the last run had not.
+  let unindexed: { prefix: bigint; seq: number; signature: string }[] = [];
+  const unindexedBySignature = new Map<string, number[]>();
+  const writeIndex = db.transaction((entries: typeof unindexed) => {
+    for (const entry of entries.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))) insertIndex.run(entry.prefix, entry.seq);
+  });
+  const flushIndex = () => {
+    if (unindexed.length === 0) return;
+    const entries = unindexed;
+    unindexed = [];
+    writeIndex(entries);
+    unindexedBySignature.clear();
+  };
+  const noteForIndex = (seq: number, submission: NewSubmission) => {
+    for (const tx of submission.transactions) {
+      unindexed.push({ prefix: signaturePrefix(tx.wire), seq, signature: tx.signature });
+      const seqs = unindexedBySignature.get(tx.signature);
+      if (seqs === undefined) unindexedBySignature.set(tx.signature, [seq]);
+      else seqs.push(seq);
+    }
+  };
+  db.transaction(() => {
+    for (const row of selectUnindexed.all() as { seq: number; wire: Buffer }[]) insertIndex.run(signaturePrefix(row.wire), row.seq);
+  })();
+  const indexTimer = setInterval(flushIndex, INDEX_INTERVAL_MS);
+  indexTimer.unref();
 
   /** Queues a write for this turn's commit; resolves with the sequence numbers of `submissions`. */
   const enqueue = (submissions: NewSubmission[], newChanges: readonly StateChange[], newAttempts: readonly { seq: number; position: number }[]) =>
@@ -189,7 +242,13 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
       return hydrate(selectUnfinished.all(...UNFINISHED) as SubmissionRow[]);
     },
     async find(id) {
-      return hydrate(selectBySignature.all(id, id) as SubmissionRow[]);
+      const seqs = new Set<number>(unindexedBySignature.get(id) ?? []);
+      const prefix = prefixOfSignature(id);
+      if (prefix !== undefined) for (const row of selectByPrefix.all(prefix) as { seq: number }[]) seqs.add(row.seq);
+      for (const row of selectByBundle.all(id) as { seq: number }[]) seqs.add(row.seq);
+      const rows = [...seqs].sort((a, b) => b - a).map((seq) => selectSubmission.get(seq) as SubmissionRow);
+      // A prefix can be shared: keep the entries that really hold this signature or bundle ID.
+      return hydrate(rows).filter((entry) => entry.bundleId === id || entry.transactions.some((tx) => tx.signature === id));
     },
     async list(query: JournalQuery) {
       const where: string[] = [];
@@ -209,7 +268,9 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
       return (selectLastSeq.get() as { seq: number }).seq;
     },
     async close() {
+      clearInterval(indexTimer);
       if (scheduled) flush();
+      flushIndex();
       db.close();
     },
   };
