@@ -83,8 +83,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     request.apiKey = record;
   });
 
+  // One histogram child per path, bound once: labelling on every request costs more than observing.
+  const durations = new Map<string, ReturnType<typeof requestDuration.labels>>();
   app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url !== undefined) requestDuration.observe({ path: request.routeOptions.url }, reply.elapsedTime / 1000);
+    const path = request.routeOptions.url;
+    if (path === undefined) return;
+    let child = durations.get(path);
+    if (child === undefined) durations.set(path, (child = requestDuration.labels({ path })));
+    child.observe(reply.elapsedTime / 1000);
   });
 
   const handleRpc = createJsonRpcHandler({
