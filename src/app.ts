@@ -76,7 +76,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     initialKey = { id: created.record.id, key: created.key };
   }
   const authenticator = await createAuthenticator(keyStore);
-  const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
+  const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync, checkpointInBackground: true });
 
   let ledger: LocalLedger | undefined;
   const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs }, paths.ledger));

@@ -7,6 +7,7 @@
  */
 import bs58 from 'bs58';
 import type { Migrations, SqliteOptions } from './sqlite-database';
+import { startCheckpointer } from './sqlite-checkpointer';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
@@ -41,7 +42,8 @@ const MIGRATIONS: Migrations = [
      WHERE state = 'forwarded';`,
 ];
 
-const INDEX_INTERVAL_MS = 1_000;
+const INDEX_INTERVAL_MS = 200;
+const INDEX_CHUNK = 256;
 
 /** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
 function signaturePrefix(wire: Buffer): bigint {
@@ -82,8 +84,10 @@ interface TransactionRow {
 
 const UNFINISHED: TransactionState[] = ['forwarded'];
 
-export function createSqliteJournal(file: string, options: SqliteOptions = {}): Journal {
-  const db = openSqlite(file, MIGRATIONS, options);
+export function createSqliteJournal(file: string, options: SqliteOptions & { checkpointInBackground?: boolean } = {}): Journal {
+  const background = options.checkpointInBackground === true;
+  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background });
+  const checkpointer = background ? startCheckpointer(file) : undefined;
   const insertSubmission = db.prepare(
     'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
@@ -187,12 +191,17 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
   const writeIndex = db.transaction((entries: typeof unindexed) => {
     for (const entry of entries.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))) insertIndex.run(entry.prefix, entry.seq);
   });
+  /** Writes the waiting entries in chunks, one per event-loop turn, so that no request waits long behind it. */
   const flushIndex = () => {
     if (unindexed.length === 0) return;
-    const entries = unindexed;
-    unindexed = [];
+    const entries = unindexed.splice(0, INDEX_CHUNK);
     writeIndex(entries);
-    unindexedBySignature.clear();
+    for (const entry of entries) {
+      const seqs = unindexedBySignature.get(entry.signature)?.filter((seq) => seq !== entry.seq) ?? [];
+      if (seqs.length === 0) unindexedBySignature.delete(entry.signature);
+      else unindexedBySignature.set(entry.signature, seqs);
+    }
+    if (unindexed.length > 0) setImmediate(flushIndex);
   };
   const noteForIndex = (seq: number, submission: NewSubmission) => {
     for (const tx of submission.transactions) {
@@ -270,7 +279,8 @@ export function createSqliteJournal(file: string, options: SqliteOptions = {}): 
     async close() {
       clearInterval(indexTimer);
       if (scheduled) flush();
-      flushIndex();
+      while (unindexed.length > 0) flushIndex();
+      await checkpointer?.close();
       db.close();
     },
   };

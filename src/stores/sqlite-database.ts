@@ -15,6 +15,8 @@ export type SqliteDatabase = Database.Database;
 
 export interface SqliteOptions {
   readonly synchronous?: 'NORMAL' | 'FULL';
+  /** False when another thread checkpoints the WAL (see sqlite-checkpointer.ts). */
+  readonly autoCheckpoint?: boolean;
 }
 
 /** Each entry migrates from version i to i + 1; entries are never edited once released. */
@@ -26,6 +28,7 @@ export function openSqlite(file: string, migrations: Migrations, options: Sqlite
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
+  if (options.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
   migrate(db, migrations);
   return db;
 }
