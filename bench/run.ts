@@ -30,6 +30,15 @@ const FIXED_S = MODE === 'quick' ? 3 : 8;
 const FIXED_RATE = 2_000;
 const CONNECTIONS = 32;
 const SOAK_S = 60;
+/** Unrecorded time at the fixed rate before each latency measurement: both servers get the same warm-up (JIT, connections). */
+const WARMUP_MS = MODE === 'quick' ? 1_000 : 2_000;
+
+/** The open-loop measurement, after an unrecorded warm-up at the same rate. */
+async function measureAtFixedRate(url: string, headers: Record<string, string>, nextBody: () => string) {
+  const options = { url, path: '/', headers, nextBody, rate: FIXED_RATE, connections: CONNECTIONS };
+  await runOpenLoop({ ...options, durationMs: WARMUP_MS });
+  return runOpenLoop({ ...options, durationMs: FIXED_S * 1000 });
+}
 
 export interface SoakResult {
   readonly seconds: number;
@@ -114,7 +123,7 @@ async function main(): Promise<void> {
     const ceiling = await withServer(startCeiling, async (server) => {
       const load = await runLoad({ url: server.url, path: '/', headers: {}, nextBody: bodies('sendTransaction', next), durationS: LOAD_S, connections: CONNECTIONS });
       progress(`ceiling: ${FIXED_RATE} requests/s, open loop`, FIXED_S);
-      const fixedRate = await runOpenLoop({ url: server.url, path: '/', headers: {}, nextBody: bodies('sendTransaction', next), rate: FIXED_RATE, durationMs: FIXED_S * 1000, connections: CONNECTIONS });
+      const fixedRate = await measureAtFixedRate(server.url, {}, bodies('sendTransaction', next));
       return { load, fixedRate };
     });
 
@@ -128,7 +137,7 @@ async function main(): Promise<void> {
       progress('Slipway sendBundle, 5 transactions', LOAD_S);
       const bundle = await runLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendBundle', next), durationS: LOAD_S, connections: CONNECTIONS });
       progress(`Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop`, FIXED_S);
-      const fixedRate = await runOpenLoop({ url: server.url, path: '/', headers, nextBody: bodies('sendTransaction', next), rate: FIXED_RATE, durationMs: FIXED_S * 1000, connections: CONNECTIONS });
+      const fixedRate = await measureAtFixedRate(server.url, headers, bodies('sendTransaction', next));
       return { sendTransaction, batch, bundle, fixedRate };
     });
 

@@ -30,6 +30,7 @@ import { createSinkUpstream } from './upstreams/sink';
 import { createSolanaRpcUpstream } from './upstreams/solana-rpc';
 import type { Upstream } from './upstreams/upstream';
 import { createTransactionValidator, inlineVerifier } from './validation/transaction-validator';
+import { digestWireTransaction } from './validation/transaction-digest';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
 import { createWorkerVerifier } from './validation/worker-verifier';
 
@@ -86,9 +87,9 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   }
   const replay = ledger === undefined ? { lastSeq: await journal.lastSeq(), replayed: 0 } : await replayJournal(ledger, journal);
 
-  const recent = new RecentTransactions(config.duplicateTtlMs);
+  const recent = new RecentTransactions(config.duplicateTtlMs, config.duplicateMaxEntries);
   for (const entry of await journal.since(Date.now() - config.duplicateTtlMs)) {
-    for (const tx of entry.transactions) if (tx.state !== 'rejected') recent.remember(restoreValidatedTransaction(tx.wire));
+    for (const tx of entry.transactions) if (tx.state !== 'rejected') recent.rememberDigest(digestWireTransaction(tx.wire));
   }
 
   const router = createRouter(upstreams, network.routes);

@@ -40,6 +40,7 @@ const fileSchema = z.strictObject({
   slotMs: z.number().int().optional(),
   bundleResult: z.enum(['id', 'signatures']).optional(),
   duplicateTtlMs: z.number().int().optional(),
+  duplicateMaxEntries: z.number().int().optional(),
   journalSync: z.enum(['NORMAL', 'FULL']).optional(),
   snapshotIntervalMs: z.number().int().optional(),
   logLevel: z.string().optional(),
@@ -107,7 +108,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'upstream', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'upstream', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -17,6 +17,8 @@ export interface SlipwayConfig {
   readonly bundleResult: 'id' | 'signatures';
   /** How long an accepted transaction is remembered for duplicate detection (≥ a blockhash's 150-slot life). */
   readonly duplicateTtlMs: number;
+  /** At most this many remembered (about 200 bytes each); past it the oldest are forgotten first. */
+  readonly duplicateMaxEntries: number;
   /** SQLite `synchronous` for the journal: NORMAL survives kill -9, FULL also power loss. */
   readonly journalSync: 'NORMAL' | 'FULL';
   /** How often the embedded ledger's state is saved, bounding what recovery replays after a crash. */
@@ -44,6 +46,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   slotMs: 400,
   bundleResult: 'id',
   duplicateTtlMs: 120_000,
+  duplicateMaxEntries: 1_000_000,
   journalSync: 'NORMAL',
   snapshotIntervalMs: 10_000,
   logLevel: 'info',
@@ -59,6 +62,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   slotMs: 'SLIPWAY_SLOT_MS',
   bundleResult: 'SLIPWAY_BUNDLE_RESULT',
   duplicateTtlMs: 'SLIPWAY_DUPLICATE_TTL_MS',
+  duplicateMaxEntries: 'SLIPWAY_DUPLICATE_MAX_ENTRIES',
   journalSync: 'SLIPWAY_JOURNAL_SYNC',
   snapshotIntervalMs: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
   logLevel: 'SLIPWAY_LOG_LEVEL',
@@ -102,6 +106,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     slotMs: integer('slotMs', 10, 60_000),
     bundleResult: oneOf('bundleResult', ['id', 'signatures'] as const),
     duplicateTtlMs: integer('duplicateTtlMs', 1_000, 86_400_000),
+    duplicateMaxEntries: integer('duplicateMaxEntries', 1_000, 100_000_000),
     journalSync: oneOf('journalSync', ['NORMAL', 'FULL'] as const),
     snapshotIntervalMs: integer('snapshotIntervalMs', 100, 3_600_000),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),

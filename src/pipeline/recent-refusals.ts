@@ -19,12 +19,12 @@ export class RecentRefusals {
   private readonly bySignature: TtlMap<string, Refusal>;
 
   constructor(ttlMs: number) {
-    this.bySignature = new TtlMap(ttlMs);
+    this.bySignature = new TtlMap(ttlMs, MAX_ENTRIES);
   }
 
   /** Records why the transaction whose Base64 is `encoded` was refused, if a signature can be read from it. */
   record(encoded: unknown, keyId: string, reason: string): void {
-    if (typeof encoded !== 'string' || this.bySignature.size >= MAX_ENTRIES) return;
+    if (typeof encoded !== 'string') return;
     const signature = readFirstSignature(encoded);
     if (signature !== undefined) this.bySignature.set(signature, { keyId, reason, at: Date.now() });
   }

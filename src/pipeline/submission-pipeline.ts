@@ -38,6 +38,9 @@ export interface SubmissionPipeline {
   handedOverWatermark(): number;
 }
 
+/** Landed bundles remembered for resubmissions (about 600 bytes each with five signatures). */
+const MAX_LANDED_BUNDLES = 100_000;
+
 /** Batch members skip preflight: each is executed on its own and may fail on chain alone. */
 const BATCH_SEND_OPTIONS: SendOptions = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: undefined, minContextSlot: undefined };
 
@@ -79,7 +82,7 @@ async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction,
 }
 
 export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq }: PipelineDependencies): SubmissionPipeline {
-  const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs);
+  const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
   let lastSeq = initialSeq;

@@ -8,6 +8,7 @@ import bs58 from 'bs58';
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { encodeBase58 } from './base58';
+import { digestWireTransaction } from './transaction-digest';
 import { decodeStrictBase64 } from './strict-base64';
 import { verifyTransactionSignatures, type SignatureCheck } from './verify-signatures';
 import type { WireTransaction } from './wire-transaction';
@@ -23,15 +24,16 @@ export interface ValidatedTransaction {
   readonly wire: WireTransaction;
   /** The wire bytes in Base64, as upstreams take them (kept from the request: never encoded twice). */
   readonly base64: string;
+  /** A cryptographic digest of the whole wire bytes: what duplicate detection keys on. */
+  readonly digest: string;
   /** base58 of the first signature: the transaction's ID, as `sendTransaction` returns it. */
   readonly signature: string;
   readonly usesDurableNonce: boolean;
 }
 
-/** A cache of transactions already verified, keyed by first signature (see dedup). */
+/** Transactions verified and accepted before, by digest of their exact bytes (see dedup). */
 export interface KnownTransactions {
-  /** The earlier validated transaction with exactly these bytes, if any. */
-  findExact(firstSignature: Buffer, bytes: Buffer): ValidatedTransaction | undefined;
+  has(digest: string): boolean;
 }
 
 /** Agave's limit for base58-encoded transactions (MAX_BASE58_SIZE). */
@@ -81,16 +83,16 @@ export function parseTransaction(encoded: string, label: string, known?: KnownTr
         );
     }
   }
-  const earlier = known?.findExact(wire.signatures[0]!, bytes);
-  if (earlier !== undefined) return ok({ tx: earlier, verified: true });
+  const digest = digestWireTransaction(bytes);
   return ok({
     tx: {
       wire,
       base64: options.encoding === 'base58' ? bytes.toString('base64') : encoded,
+      digest,
       signature: encodeBase58(wire.signatures[0]!),
       usesDurableNonce: usesDurableNonce(wire),
     } as ValidatedTransaction,
-    verified: false,
+    verified: known?.has(digest) === true,
   });
 }
 
@@ -143,5 +145,11 @@ function decodeTransaction(encoded: string, encoding: 'base64' | 'base58'): Resu
 export function restoreValidatedTransaction(bytes: Buffer): ValidatedTransaction {
   const wire = parseWireTransaction(bytes);
   if (isWireDefect(wire)) throw new Error(`journaled transaction does not parse: ${wire.detail}`);
-  return { wire, base64: bytes.toString('base64'), signature: encodeBase58(wire.signatures[0]!), usesDurableNonce: usesDurableNonce(wire) } as ValidatedTransaction;
+  return {
+    wire,
+    base64: bytes.toString('base64'),
+    digest: digestWireTransaction(bytes),
+    signature: encodeBase58(wire.signatures[0]!),
+    usesDurableNonce: usesDurableNonce(wire),
+  } as ValidatedTransaction;
 }
