@@ -27,8 +27,8 @@ function waitForListening(child: ChildProcess, what: string): Promise<{ url: str
   });
 }
 
-async function start(command: string, args: string[], what: string): Promise<ServerProcess> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+async function start(command: string, args: string[], what: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, ...env } });
   const { url, key } = await waitForListening(child, what);
   return {
     url,
@@ -44,5 +44,5 @@ async function start(command: string, args: string[], what: string): Promise<Ser
 
 export const startCeiling = () => start(process.execPath, [path.join(ROOT, 'dist/bench/ceiling-server.js')], 'the ceiling server');
 
-export const startSlipway = (dataDir: string, extra: string[]) =>
-  start(path.join(ROOT, 'bin/slipway'), ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra], 'Slipway');
+export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}) =>
+  start(path.join(ROOT, 'bin/slipway'), ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra], 'Slipway', env);

@@ -47,7 +47,11 @@ export function table(r: BenchResults): string {
     const rss = r.soak.rssMiB;
     const half = rss.slice(Math.floor(rss.length / 2));
     lines.push('');
-    lines.push(`Soak: ${r.soak.seconds} s at ${fmt(r.soak.rps)} requests/s; resident set max ${fmt(Math.max(...rss))} MiB, second half ${fmt(Math.min(...half))}–${fmt(Math.max(...half))} MiB`);
+    const firstHalfMax = Math.max(...rss.slice(0, Math.floor(rss.length / 2)));
+    lines.push(
+      `Soak: ${r.soak.seconds} s at ${fmt(r.soak.rps)} requests/s (duplicate window ${r.soak.duplicateTtlMs / 1000} s); resident set max ${fmt(Math.max(...rss))} MiB; ` +
+        `first half max ${fmt(firstHalfMax)} MiB, second half ${fmt(Math.min(...half))}–${fmt(Math.max(...half))} MiB`,
+    );
   }
   lines.push('');
   lines.push('Ratios (one run, same machine)                          value   target');
