@@ -67,9 +67,10 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<LatencyResu
       while (sent < due) send();
       const nextAt = started + BigInt(Math.ceil((sent + 1) * interval));
       const waitMs = Number(nextAt - process.hrtime.bigint()) / 1e6;
-      // Sleep when the next send is far; spin with setImmediate (letting I/O in) when close.
-      if (waitMs > 1.5) setTimeout(tick, Math.floor(waitMs - 1));
-      else setImmediate(tick);
+      // Sleep, never spin: a spinning client would take a core from the server on a small
+      // machine. Timers fire about once a millisecond, so sends go out in small bursts of
+      // what is due; each request is still timed from its own send.
+      setTimeout(tick, Math.max(0, Math.floor(waitMs)));
     };
     tick();
   });

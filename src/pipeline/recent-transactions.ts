@@ -1,42 +1,42 @@
 /**
- * Transactions accepted recently, for duplicate detection: the digest of their exact bytes
- * (16 bytes), nothing else, so a long window stays small (about 200 bytes an entry with the
- * map's own overhead). Found only by the same bytes: a known first signature alone proves
- * nothing (a forged copy can carry it), so a different transaction with that signature is
- * validated like any other.
+ * Transactions accepted recently, for duplicate detection: the 16-byte digest of their exact
+ * bytes, nothing else, in a flat time window (24 bytes an entry plus its hash slots; no
+ * object per entry for the garbage collector to trace). Found only by the same bytes: a
+ * known first signature alone proves nothing (a forged copy can carry it), so a different
+ * transaction with that signature is validated like any other.
  */
 import type { KnownTransactions, ValidatedTransaction } from '../validation/validate-transaction';
-import { TtlMap } from './ttl-map';
+import { DigestWindow } from './digest-window';
 
 export class RecentTransactions implements KnownTransactions {
-  private readonly digests: TtlMap<string, true>;
+  private readonly window: DigestWindow;
 
   /**
    * `ttlMs` must cover a blockhash's lifetime (150 slots) so a resubmission is never executed
    * twice; `maxEntries` bounds memory under any load (the oldest go first).
    */
   constructor(ttlMs: number, maxEntries: number) {
-    this.digests = new TtlMap(ttlMs, maxEntries);
+    this.window = new DigestWindow(ttlMs, maxEntries);
   }
 
-  has(digest: string): boolean {
-    return this.digests.get(digest) === true;
+  has(digest: Buffer): boolean {
+    return this.window.has(digest);
   }
 
   /** Whether a transaction with exactly these bytes was accepted before (perhaps while this one was being verified). */
   includes(tx: ValidatedTransaction): boolean {
-    return this.has(tx.digest);
+    return this.window.has(tx.digest);
   }
 
   remember(tx: ValidatedTransaction): void {
-    this.rememberDigest(tx.digest);
+    this.window.add(tx.digest);
   }
 
-  rememberDigest(digest: string): void {
-    this.digests.set(digest, true);
+  rememberDigest(digest: Buffer): void {
+    this.window.add(digest);
   }
 
   get size(): number {
-    return this.digests.size;
+    return this.window.size;
   }
 }

@@ -8,8 +8,8 @@ const DIGEST_BYTES = 16;
  * so it must be collision-resistant; a fast non-cryptographic hash would let a forged copy
  * pass as a known transaction.
  */
-export function digestWireTransaction(bytes: Buffer): string {
+export function digestWireTransaction(bytes: Buffer): Buffer {
   const out = Buffer.allocUnsafe(DIGEST_BYTES);
   sodium.crypto_generichash(out, bytes);
-  return out.toString('latin1');
+  return out;
 }

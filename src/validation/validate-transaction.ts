@@ -24,8 +24,8 @@ export interface ValidatedTransaction {
   readonly wire: WireTransaction;
   /** The wire bytes in Base64, as upstreams take them (kept from the request: never encoded twice). */
   readonly base64: string;
-  /** A cryptographic digest of the whole wire bytes: what duplicate detection keys on. */
-  readonly digest: string;
+  /** A cryptographic digest (16 bytes) of the whole wire bytes: what duplicate detection keys on. */
+  readonly digest: Buffer;
   /** base58 of the first signature: the transaction's ID, as `sendTransaction` returns it. */
   readonly signature: string;
   readonly usesDurableNonce: boolean;
@@ -33,7 +33,7 @@ export interface ValidatedTransaction {
 
 /** Transactions verified and accepted before, by digest of their exact bytes (see dedup). */
 export interface KnownTransactions {
-  has(digest: string): boolean;
+  has(digest: Buffer): boolean;
 }
 
 /** Agave's limit for base58-encoded transactions (MAX_BASE58_SIZE). */

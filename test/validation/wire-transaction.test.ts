@@ -252,7 +252,7 @@ describe('validateTransaction (Agave order and messages)', () => {
     const bytes = tx.serialize();
     const good = validateTransaction(bytes.toString('base64'), '');
     assert.ok(good.ok);
-    const known = { has: (digest: string) => digest === good.value.digest };
+    const known = { has: (digest: Buffer) => digest.equals(good.value.digest) };
     const forged = Buffer.from(bytes);
     forged[forged.length - 1]! ^= 1; // lamports of the transfer changed
     const result = validateTransaction(forged.toString('base64'), '', known);
