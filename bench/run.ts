@@ -36,7 +36,7 @@ const SOAK_S = 60;
  */
 const SOAK_DUPLICATE_TTL_MS = 15_000;
 /** Unrecorded time at the fixed rate before each latency measurement: both servers get the same warm-up (JIT, connections). */
-const WARMUP_MS = MODE === 'quick' ? 1_000 : 2_000;
+const WARMUP_MS = MODE === 'quick' ? 2_000 : 4_000;
 
 /** The open-loop measurement, after an unrecorded warm-up at the same rate. */
 async function measureAtFixedRate(url: string, headers: Record<string, string>, nextBody: () => string) {
@@ -143,10 +143,15 @@ async function main(): Promise<void> {
       const batch = await runLoad({ url: server.url, path: '/submit-batch', headers, nextBody: bodies('submitBatch', next), durationS: LOAD_S, connections: CONNECTIONS });
       progress('Slipway sendBundle, 5 transactions', LOAD_S);
       const bundle = await runLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendBundle', next), durationS: LOAD_S, connections: CONNECTIONS });
-      progress(`Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop`, FIXED_S);
-      const fixedRate = await measureAtFixedRate(server.url, headers, bodies('sendTransaction', next));
-      return { sendTransaction, batch, bundle, fixedRate };
+      return { sendTransaction, batch, bundle };
     });
+
+    // A server of its own for latency: what a gateway at a steady moderate rate answers, not
+    // the after-effects of the saturation runs above (WAL checkpoints, index catch-up).
+    progress(`Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop`, FIXED_S);
+    const fixedRate = await withServer(sink('fixed-rate'), (server) =>
+      measureAtFixedRate(server.url, { 'x-api-key': server.key! }, bodies('sendTransaction', next)),
+    );
 
     progress('Slipway sendTransaction, signature verification off', LOAD_S);
     const noVerify = await withServer(sink('verify-off', ['--verify-signatures', 'false']), (server) =>
@@ -196,7 +201,7 @@ async function main(): Promise<void> {
         sendTransactionNoVerify: noVerify,
         submitBatch: { ...verified.batch, tps: verified.batch.rps * 5 },
         sendBundle: { ...verified.bundle, tps: verified.bundle.rps * 5 },
-        fixedRate: verified.fixedRate,
+        fixedRate,
         embeddedLedger,
       },
       costParts,
@@ -206,8 +211,8 @@ async function main(): Promise<void> {
         sendTransaction_noverify_vs_ceiling_rps: noVerify.rps / ceiling.load.rps,
         submitBatch_tps_vs_ceiling_rps: (verified.batch.rps * 5) / ceiling.load.rps,
         sendBundle_tps_vs_ceiling_rps: (verified.bundle.rps * 5) / ceiling.load.rps,
-        p99_vs_ceiling_at_fixed_rate: verified.fixedRate.p99 / ceiling.fixedRate.p99,
-        p50_vs_ceiling_at_fixed_rate: verified.fixedRate.p50 / ceiling.fixedRate.p50,
+        p99_vs_ceiling_at_fixed_rate: fixedRate.p99 / ceiling.fixedRate.p99,
+        p50_vs_ceiling_at_fixed_rate: fixedRate.p50 / ceiling.fixedRate.p50,
       },
     };
     writeReport(results, path.resolve(__dirname, '../../bench/results'));
