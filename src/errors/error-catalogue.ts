@@ -51,16 +51,6 @@ export function slipwayError(kind: ErrorKind, message: string, data?: unknown): 
   return data === undefined ? { kind, message } : { kind, message, data };
 }
 
-export function isSlipwayError(value: unknown): value is SlipwayError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as SlipwayError).kind === 'string' &&
-    (value as SlipwayError).kind in ERROR_CATALOGUE &&
-    typeof (value as SlipwayError).message === 'string'
-  );
-}
-
 /** The JSON-RPC error object a client receives for a refusal. */
 export function toJsonRpcError(error: SlipwayError): { code: number; message: string; data?: unknown } {
   const { code } = ERROR_CATALOGUE[error.kind];

@@ -8,7 +8,7 @@ import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
-import type { Journal, NewSubmission, TransactionState } from '../stores/journal';
+import type { Journal, NewSubmission, SubmissionKind, TransactionState } from '../stores/journal';
 import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import { computeBundleId } from './bundle-id';
@@ -87,8 +87,23 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
   let lastSeq = initialSeq;
 
-  /** Journals a submission whose route has answered, then tracks what is on its way. */
-  async function journalize(submission: NewSubmission, txs: readonly ValidatedTransaction[], route: readonly Upstream[]): Promise<number> {
+  /** Journals a submission whose route has answered (each transaction with its state), then tracks what is on its way. */
+  async function journalize(
+    kind: SubmissionKind,
+    context: SubmissionContext,
+    route: readonly Upstream[],
+    txs: readonly ValidatedTransaction[],
+    states: readonly JournalState[],
+    bundleId: string | null = null,
+  ): Promise<number> {
+    const submission: NewSubmission = {
+      kind,
+      keyId: context.keyId,
+      antiMev: context.antiMev,
+      bundleId,
+      routes: route.map((u) => u.name),
+      transactions: txs.map((tx, position) => ({ signature: tx.signature, wire: tx.wire.bytes, ...states[position]! })),
+    };
     const seq = await journal.record(submission);
     lastSeq = Math.max(lastSeq, seq);
     if (route.some((u) => u.tracked)) {
@@ -117,18 +132,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       if (simulation.value.err !== null) return fail(preflightFailure(simulation.value));
     }
     const outcome = await sendToRoute(route.value, tx, options);
-    await journalize(
-      {
-        kind: 'transaction',
-        keyId: context.keyId,
-        antiMev: context.antiMev,
-        bundleId: null,
-        routes: route.value.map((u) => u.name),
-        transactions: [{ ...journalTransaction(tx), ...stateAfter(outcome) }],
-      },
-      [tx],
-      route.value,
-    );
+    await journalize('transaction', context, route.value, [tx], [stateAfter(outcome)]);
     if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     transactionsTotal.inc({ operation: 'sendTransaction' });
@@ -162,18 +166,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       if (fresh.length > 0) {
         // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
         const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-        await journalize(
-          {
-            kind: 'batch',
-            keyId: context.keyId,
-            antiMev: context.antiMev,
-            bundleId: null,
-            routes: route.value.map((u) => u.name),
-            transactions: fresh.map((tx, position) => ({ ...journalTransaction(tx), ...stateAfter(outcomes[position]!) })),
-          },
-          fresh,
-          route.value,
-        );
+        await journalize('batch', context, route.value, fresh, outcomes.map(stateAfter));
         if (outcomes.every((o) => o.accepted === 0)) {
           submissionsTotal.inc({ operation: 'submitBatch', outcome: 'refused' });
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
@@ -216,18 +209,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
           ? bundleRejection(bundleId, signatures, rejection.value)
           : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
       const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
-      await journalize(
-        {
-          kind: 'bundle',
-          keyId: context.keyId,
-          antiMev: context.antiMev,
-          bundleId,
-          routes: route.value.map((u) => u.name),
-          transactions: txs.map((tx) => ({ ...journalTransaction(tx), ...state })),
-        },
-        txs,
-        route.value,
-      );
+      await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
       if (error !== undefined) {
         submissionsTotal.inc({ operation: 'sendBundle', outcome: rejection !== undefined ? 'rejected' : 'refused' });
         return fail(error);
@@ -260,12 +242,10 @@ async function preflight(simulators: readonly Upstream[], tx: ValidatedTransacti
   return fail(slipwayError('UPSTREAM_UNAVAILABLE', `the preflight simulation could not run: ${failures.join('; ')}`));
 }
 
-function journalTransaction(tx: ValidatedTransaction) {
-  return { signature: tx.signature, wire: tx.wire.bytes };
-}
+type JournalState = { readonly state: TransactionState; readonly reason?: string };
 
 /** The journal state of a transaction after its route's first answer. */
-function stateAfter(outcome: RouteOutcome): { state: TransactionState; reason?: string } {
+function stateAfter(outcome: RouteOutcome): JournalState {
   if (outcome.accepted === 0) return { state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
   if (outcome.dropped !== null) {
     const expired = /blockhash not found/i.test(outcome.dropped);

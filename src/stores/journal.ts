@@ -14,8 +14,6 @@ export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
 export type TransactionState = 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
 
-export const FINAL_STATES: ReadonlySet<TransactionState> = new Set(['landed', 'failed', 'expired', 'rejected']);
-
 export interface NewSubmission {
   readonly kind: SubmissionKind;
   readonly keyId: string;
