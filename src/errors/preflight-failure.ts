@@ -1,13 +1,9 @@
-import type { TransactionErrorJson } from '../ledger/transaction-error';
+import type { SimulationResult } from '../upstreams/upstream';
 import type { SlipwayError } from './error-catalogue';
 import { slipwayError } from './error-catalogue';
 
-export interface FailedSimulation {
-  readonly err: TransactionErrorJson | null;
-  readonly errText: string | null;
-  readonly logs: string[];
-  readonly unitsConsumed: number;
-}
+/** What a failed simulation reports, from any upstream (or the ledger's own outcome). */
+export type FailedSimulation = Pick<SimulationResult, 'err' | 'errText' | 'logs' | 'unitsConsumed'>;
 
 /** Agave's -32002 answer to a failed preflight, with its `data` fields, as clients decode it. */
 export function preflightFailure(simulation: FailedSimulation): SlipwayError {

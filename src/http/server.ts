@@ -11,6 +11,7 @@ import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
+import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext } from './json-rpc-handler';
 import { parseSubmitBatchParams } from './submission-params';
@@ -18,8 +19,6 @@ import { parseSubmitBatchParams } from './submission-params';
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-const PARSE_FAILED = Symbol('parse failed');
-const COMPRESSED = Symbol('compressed body');
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 
@@ -53,17 +52,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   // Bodies are parsed as JSON whatever their Content-Type says (curl's default is form
   // encoding); a parse failure is answered by the route in the route's own shape.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
-    const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') return done(null, COMPRESSED);
-    if (body === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(null, PARSE_FAILED);
-    }
-  });
+  installJsonBodyParser(app);
+
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
@@ -100,7 +90,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   for (const path of JSON_RPC_PATHS) {
     app.post(path, async (request, reply) => {
-      const unreadable = checkBody(request.body);
+      const unreadable = checkJsonBody(request.body);
       if (unreadable !== null) return refuse(request, reply, unreadable);
       const antiMev = parseAntiMev(request);
       if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
@@ -112,7 +102,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   app.post('/submit-batch', async (request, reply) => {
     const body = request.body;
-    const unreadable = checkBody(body);
+    const unreadable = checkJsonBody(body);
     if (unreadable !== null) return refuse(request, reply, unreadable);
     const antiMev = parseAntiMev(request);
     if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
@@ -167,13 +157,6 @@ function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayErro
     return reply.code(entry.batchHttp).send({ code: entry.code, message: error.message });
   }
   return reply.code(entry.http).send(errorResponse(null, error));
-}
-
-function checkBody(body: unknown): SlipwayError | null {
-  if (body === PARSE_FAILED) return slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON');
-  if (body === COMPRESSED) return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
-  if (body === undefined) return slipwayError('PARSE_ERROR', 'Parse error: the body is empty: send a JSON request');
-  return null;
 }
 
 /** Jito clients carry their credential in `x-jito-auth` or in the `uuid` query parameter. */

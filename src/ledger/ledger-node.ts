@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
+import { checkJsonBody, installJsonBodyParser } from '../http/json-body';
 import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from '../http/json-rpc-envelope';
 import { computeBundleId } from '../pipeline/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
@@ -19,7 +20,6 @@ import type { LocalLedger } from './local-ledger';
 
 const JITO_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInflightBundleStatuses']);
 const MAX_BUNDLE_TRANSACTIONS = 5;
-const PARSE_FAILED = Symbol('parse failed');
 
 export type Path = 'rpc' | 'bundles' | 'transactions';
 
@@ -45,14 +45,7 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
   });
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(null, PARSE_FAILED);
-    }
-  });
+  installJsonBodyParser(app);
   app.addHook('onClose', async () => faults.releaseHanging());
 
   app.addHook('onRequest', async (request, reply) => {
@@ -163,9 +156,8 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
 
   const handle = createJsonRpcEndpoint(dispatch, (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'));
   const route = (path: Path) => async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.body === PARSE_FAILED || request.body === undefined) {
-      return reply.send(errorResponse(null, slipwayError('PARSE_ERROR', 'Parse error')));
-    }
+    const unreadable = checkJsonBody(request.body);
+    if (unreadable !== null) return reply.send(errorResponse(null, unreadable));
     const bundleOnly = (request.query as Record<string, unknown>).bundleOnly === 'true';
     const { status, body } = await handle(request.body, { path, bundleOnly });
     return status === 204 ? reply.code(204).send() : reply.code(status).send(body);
