@@ -2,6 +2,9 @@
  * An open-loop client: sends at a fixed rate on a schedule, whatever the server's answers
  * (a closed-loop client would slow down with the server and hide its queueing), and times
  * each request itself in microseconds into an HDR histogram.
+ *
+ * A recorder accumulates several runs, so that two servers can be measured in alternating
+ * rounds (see run.ts): a burst of noise from the machine's neighbours then lands on both.
  */
 import * as hdr from 'hdr-histogram-js';
 import { Pool } from 'undici';
@@ -28,15 +31,53 @@ export interface LatencyResult {
   readonly max: number;
 }
 
-export async function runOpenLoop(options: OpenLoopOptions): Promise<LatencyResult> {
-  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+export interface LatencyRecorder {
+  readonly histogram: hdr.Histogram;
+  sent: number;
+  ok: number;
+  failed: number;
+  elapsedS: number;
+}
+
+export function createLatencyRecorder(): LatencyRecorder {
+  return {
+    histogram: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 }),
+    sent: 0,
+    ok: 0,
+    failed: 0,
+    elapsedS: 0,
+  };
+}
+
+export function summarize(recorder: LatencyRecorder): LatencyResult {
+  const { histogram } = recorder;
+  return {
+    sent: recorder.sent,
+    ok: recorder.ok,
+    failed: recorder.failed,
+    achievedRate: recorder.sent / recorder.elapsedS,
+    p50: histogram.getValueAtPercentile(50),
+    p90: histogram.getValueAtPercentile(90),
+    p99: histogram.getValueAtPercentile(99),
+    p999: histogram.getValueAtPercentile(99.9),
+    max: histogram.maxValue,
+  };
+}
+
+export function openLoopPool(url: string, connections: number): Pool {
+  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+}
+
+/**
+ * One run into `recorder` (a fresh one by default), on `pool`'s connections (kept open
+ * across rounds) or on connections of its own.
+ */
+export async function runOpenLoop(options: OpenLoopOptions, recorder: LatencyRecorder = createLatencyRecorder(), shared?: Pool): Promise<LatencyResult> {
+  const pool = shared ?? openLoopPool(options.url, options.connections);
   const interval = 1e9 / options.rate; // ns between sends
   const started = process.hrtime.bigint();
   const end = started + BigInt(options.durationMs) * 1_000_000n;
   let sent = 0;
-  let ok = 0;
-  let failed = 0;
   const inFlight = new Set<Promise<void>>();
 
   const send = () => {
@@ -47,12 +88,12 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<LatencyResu
       .then(async (response) => {
         const text = await response.body.text();
         const micros = Number((process.hrtime.bigint() - t0) / 1000n);
-        histogram.recordValue(Math.max(1, micros));
-        if (response.statusCode === 200 && !text.includes('"error"')) ok++;
-        else failed++;
+        recorder.histogram.recordValue(Math.max(1, micros));
+        if (response.statusCode === 200 && !text.includes('"error"')) recorder.ok++;
+        else recorder.failed++;
       })
       .catch(() => {
-        failed++;
+        recorder.failed++;
       })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);
@@ -75,17 +116,8 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<LatencyResu
     tick();
   });
   await Promise.all(inFlight);
-  await pool.close();
-  const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
-  return {
-    sent,
-    ok,
-    failed,
-    achievedRate: sent / elapsedS,
-    p50: histogram.getValueAtPercentile(50),
-    p90: histogram.getValueAtPercentile(90),
-    p99: histogram.getValueAtPercentile(99),
-    p999: histogram.getValueAtPercentile(99.9),
-    max: histogram.maxValue,
-  };
+  if (shared === undefined) await pool.close();
+  recorder.sent += sent;
+  recorder.elapsedS += Number(process.hrtime.bigint() - started) / 1e9;
+  return summarize(recorder);
 }

@@ -35,11 +35,13 @@ export function table(r: BenchResults): string {
   row('sendBundle, 5 transactions', slipway.sendBundle, slipway.sendBundle.tps);
   row('sendTransaction, embedded ledger (e2e)', slipway.embeddedLedger, slipway.embeddedLedger.rps);
   lines.push('');
-  lines.push(`Open loop at ${fmt(ceiling.fixedRate.achievedRate)} requests/s      p50 µs  p90 µs  p99 µs  p99.9 µs  failed`);
+  lines.push(`Open loop at ${fmt(ceiling.fixedRate.achievedRate)} requests/s (alternating 1 s rounds)  p50 µs  p90 µs  p99 µs  p99.9 µs  failed`);
   const lat = (name: string, l: BenchResults['ceiling']['fixedRate']) =>
-    lines.push(`  ${name.padEnd(33)}${fmt(l.p50).padStart(8)}${fmt(l.p90).padStart(8)}${fmt(l.p99).padStart(8)}${fmt(l.p999).padStart(10)}${String(l.failed).padStart(8)}`);
+    lines.push(`  ${name.padEnd(45)}${fmt(l.p50).padStart(8)}${fmt(l.p90).padStart(8)}${fmt(l.p99).padStart(8)}${fmt(l.p999).padStart(10)}${String(l.failed).padStart(8)}`);
   lat('ceiling', ceiling.fixedRate);
   lat('Slipway sendTransaction', slipway.fixedRate);
+  lines.push('');
+  lines.push(`Transactions signed before each run; signed during a run because they ran out: ${r.signedDuringRuns}`);
   lines.push('');
   lines.push('Cost per transaction, in isolation               µs');
   for (const part of r.costParts) lines.push(`  ${part.name.padEnd(45)}${fmt(part.micros, 1).padStart(7)}`);

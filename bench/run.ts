@@ -19,10 +19,10 @@ import path from 'node:path';
 import bs58 from 'bs58';
 import { measureCostParts, type CostPart } from './cost-parts';
 import { runLoad, type LoadResult } from './load';
-import { runOpenLoop, type LatencyResult } from './open-loop';
+import { createLatencyRecorder, openLoopPool, runOpenLoop, summarize, type LatencyResult } from './open-loop';
 import { startCeiling, startSlipway, type ServerProcess } from './processes';
 import { writeReport } from './report';
-import { newSigner, transferFactory } from './signed-transactions';
+import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
 const MODE = process.argv.includes('--quick') ? 'quick' : process.argv.includes('--soak') ? 'soak' : 'default';
 const LOAD_S = MODE === 'quick' ? 3 : 10;
@@ -38,11 +38,43 @@ const SOAK_DUPLICATE_TTL_MS = 15_000;
 /** Unrecorded time at the fixed rate before each latency measurement: both servers get the same warm-up (JIT, connections). */
 const WARMUP_MS = MODE === 'quick' ? 2_000 : 4_000;
 
-/** The open-loop measurement, after an unrecorded warm-up at the same rate. */
-async function measureAtFixedRate(url: string, headers: Record<string, string>, nextBody: () => string) {
-  const options = { url, path: '/', headers, nextBody, rate: FIXED_RATE, connections: CONNECTIONS };
-  await runOpenLoop({ ...options, durationMs: WARMUP_MS });
-  return runOpenLoop({ ...options, durationMs: FIXED_S * 1000 });
+/** Unrecorded full load before each full-load measurement (JIT, connections, caches), for every server alike. */
+const LOAD_WARMUP_S = MODE === 'quick' ? 1 : 2;
+
+async function measureLoad(options: Parameters<typeof runLoad>[0]): Promise<LoadResult> {
+  await runLoad({ ...options, durationS: LOAD_WARMUP_S });
+  return runLoad(options);
+}
+
+/** Rounds of the fixed-rate measurement: each server gets FIXED_S seconds in all, in alternating one-second rounds. */
+const ROUND_MS = 1_000;
+
+interface FixedRateTarget {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly nextBody: () => string;
+}
+
+/**
+ * The open-loop measurement of two servers, interleaved: an unrecorded warm-up at the same
+ * rate for each, then alternating rounds (A B B A A B …) into one histogram per server, so
+ * that noise from the machine's neighbours falls on both alike, not on whichever ran during it.
+ */
+async function measureAtFixedRate(a: FixedRateTarget, b: FixedRateTarget): Promise<[LatencyResult, LatencyResult]> {
+  const targets = [a, b].map((target) => ({
+    target,
+    pool: openLoopPool(target.url, CONNECTIONS),
+    recorder: createLatencyRecorder(),
+    options: { url: target.url, path: '/', headers: target.headers, nextBody: target.nextBody, rate: FIXED_RATE, connections: CONNECTIONS },
+  }));
+  for (const t of targets) await runOpenLoop({ ...t.options, durationMs: WARMUP_MS }, createLatencyRecorder(), t.pool);
+  const rounds = Math.round((FIXED_S * 1000) / ROUND_MS);
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) await runOpenLoop({ ...t.options, durationMs: ROUND_MS }, t.recorder, t.pool);
+  }
+  await Promise.all(targets.map((t) => t.pool.close()));
+  return [summarize(targets[0]!.recorder), summarize(targets[1]!.recorder)];
 }
 
 export interface SoakResult {
@@ -67,30 +99,37 @@ export interface BenchResults {
     embeddedLedger: LoadResult;
   };
   readonly costParts: CostPart[];
+  /** Transactions signed while a run was going because the pre-signed ones ran out (should be 0). */
+  readonly signedDuringRuns: number;
   readonly soak?: SoakResult;
   readonly ratios: Record<string, number>;
 }
 
 let step = 0;
-const STEPS = MODE === 'soak' ? 10 : 9;
+const STEPS = MODE === 'soak' ? 9 : 8;
 let spinner: NodeJS.Timeout | undefined;
-function progress(what: string, seconds?: number): void {
+function progress(what: string, seconds?: number, advance = true): void {
   if (spinner) clearInterval(spinner);
-  step += 1;
+  if (advance) step += 1;
   const started = Date.now();
   const frames = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
   let frame = 0;
+  const shown = advance ? step : step + 1; // preparing the next step
   const draw = () => {
     const elapsed = (Date.now() - started) / 1000;
     const of = seconds === undefined ? '' : ` (${Math.min(elapsed, seconds).toFixed(0)}/${seconds} s)`;
-    process.stderr.write(`\r\x1b[K${frames[frame++ % frames.length]} [${step}/${STEPS}] ${what}${of}`);
+    process.stderr.write(`\r\x1b[K${frames[frame++ % frames.length]} [${shown}/${STEPS}] ${what}${of}`);
   };
   if (!process.stderr.isTTY) {
-    process.stderr.write(`[${step}/${STEPS}] ${what}${seconds === undefined ? '' : ` (${seconds} s)`}\n`);
+    process.stderr.write(`[${shown}/${STEPS}] ${what}${seconds === undefined ? '' : ` (${seconds} s)`}\n`);
     return;
   }
   draw();
   spinner = setInterval(draw, 250);
+}
+
+function fmtCount(n: number): string {
+  return n.toLocaleString('en-US');
 }
 
 /** Bodies for one operation: each call a new, distinct, signed set of transactions. */
@@ -126,39 +165,70 @@ async function main(): Promise<void> {
   const next = transferFactory(payer, newSigner().publicKey, Buffer.alloc(32, 7));
   const startedAt = new Date().toISOString();
   try {
+    // Every transaction is signed before the run that sends it (see pregenerate); a run
+    // cannot send more than the ceiling's rate, so that many are made for each.
+    let onTheFly = 0;
+    const made = (count: number, factory = next, cycle = false) => {
+      progress(`signing ${fmtCount(count)} transactions for the next run`, undefined, false);
+      const pool = pregenerate(factory, count, cycle);
+      return {
+        next: pool.next,
+        done: () => {
+          onTheFly += pool.onTheFly;
+        },
+      };
+    };
+    const forLoad = (factor: number) => Math.ceil(ceilingRps * (LOAD_WARMUP_S + LOAD_S) * factor);
+    let ceilingRps = 0; // until measured
+
+    const ceilingTxs = made(100_000, next, true);
     progress('ceiling: bare node:http, full load', LOAD_S);
-    const ceiling = await withServer(startCeiling, async (server) => {
-      const load = await runLoad({ url: server.url, path: '/', headers: {}, nextBody: bodies('sendTransaction', next), durationS: LOAD_S, connections: CONNECTIONS });
-      progress(`ceiling: ${FIXED_RATE} requests/s, open loop`, FIXED_S);
-      const fixedRate = await measureAtFixedRate(server.url, {}, bodies('sendTransaction', next));
-      return { load, fixedRate };
-    });
+    const ceilingLoad = await withServer(startCeiling, (server) =>
+      measureLoad({ url: server.url, path: '/', headers: {}, nextBody: bodies('sendTransaction', ceilingTxs.next), durationS: LOAD_S, connections: CONNECTIONS }),
+    );
+    ceilingTxs.done();
+    ceilingRps = ceilingLoad.rps;
 
     const sink = (name: string, extra: string[] = []) => () => startSlipway(path.join(work, name), ['--upstream', 'sink', ...extra]);
+    const singles = made(forLoad(0.6));
     progress('Slipway sendTransaction, everything on, sink upstream', LOAD_S);
     const verified = await withServer(sink('verify-on'), async (server) => {
       const headers = { 'x-api-key': server.key! };
-      const sendTransaction = await runLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendTransaction', next), durationS: LOAD_S, connections: CONNECTIONS });
+      const sendTransaction = await measureLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendTransaction', singles.next), durationS: LOAD_S, connections: CONNECTIONS });
+      singles.done();
+      const batchTxs = made(forLoad(0.8));
       progress('Slipway /submit-batch, 5 transactions', LOAD_S);
-      const batch = await runLoad({ url: server.url, path: '/submit-batch', headers, nextBody: bodies('submitBatch', next), durationS: LOAD_S, connections: CONNECTIONS });
+      const batch = await measureLoad({ url: server.url, path: '/submit-batch', headers, nextBody: bodies('submitBatch', batchTxs.next), durationS: LOAD_S, connections: CONNECTIONS });
+      batchTxs.done();
+      const bundleTxs = made(forLoad(0.8));
       progress('Slipway sendBundle, 5 transactions', LOAD_S);
-      const bundle = await runLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendBundle', next), durationS: LOAD_S, connections: CONNECTIONS });
+      const bundle = await measureLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendBundle', bundleTxs.next), durationS: LOAD_S, connections: CONNECTIONS });
+      bundleTxs.done();
       return { sendTransaction, batch, bundle };
     });
 
-    // A server of its own for latency: what a gateway at a steady moderate rate answers, not
+    // Servers of their own for latency: what a gateway at a steady moderate rate answers, not
     // the after-effects of the saturation runs above (WAL checkpoints, index catch-up).
-    progress(`Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop`, FIXED_S);
-    const fixedRate = await withServer(sink('fixed-rate'), (server) =>
-      measureAtFixedRate(server.url, { 'x-api-key': server.key! }, bodies('sendTransaction', next)),
+    const fixedTxs = made(Math.ceil((FIXED_RATE * (WARMUP_MS + FIXED_S * 1000 + 2_000)) / 1000) * 2);
+    progress(`ceiling and Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop, alternating rounds`, 2 * (FIXED_S + WARMUP_MS / 1000));
+    const [ceilingFixedRate, fixedRate] = await withServer(startCeiling, (bare) =>
+      withServer(sink('fixed-rate'), (server) =>
+        measureAtFixedRate(
+          { url: bare.url, headers: {}, nextBody: bodies('sendTransaction', fixedTxs.next) },
+          { url: server.url, headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', fixedTxs.next) },
+        ),
+      ),
     );
+    fixedTxs.done();
+    const ceiling = { load: ceilingLoad, fixedRate: ceilingFixedRate };
 
+    const unverified = made(forLoad(0.8));
     progress('Slipway sendTransaction, signature verification off', LOAD_S);
     const noVerify = await withServer(sink('verify-off', ['--verify-signatures', 'false']), (server) =>
-      runLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', next), durationS: LOAD_S, connections: CONNECTIONS }),
+      measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', unverified.next), durationS: LOAD_S, connections: CONNECTIONS }),
     );
+    unverified.done();
 
-    progress('Slipway end to end on the embedded ledger', LOAD_S);
     const embeddedLedger = await withServer(
       () => startSlipway(path.join(work, 'embedded'), []),
       async (server) => {
@@ -168,8 +238,11 @@ async function main(): Promise<void> {
         const funded = newSigner();
         await call('requestAirdrop', [bs58.encode(funded.publicKey), 1_000_000_000_000]);
         const blockhash = Buffer.from(bs58.decode((await call('getLatestBlockhash', [])).value.blockhash));
-        const real = transferFactory(funded, newSigner().publicKey, blockhash);
-        return runLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', real), durationS: LOAD_S, connections: CONNECTIONS });
+        const real = made(forLoad(0.4), transferFactory(funded, newSigner().publicKey, blockhash));
+        progress('Slipway end to end on the embedded ledger', LOAD_S);
+        const load = await measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', real.next), durationS: LOAD_S, connections: CONNECTIONS });
+        real.done();
+        return load;
       },
     );
 
@@ -178,13 +251,15 @@ async function main(): Promise<void> {
 
     let soak: SoakResult | undefined;
     if (MODE === 'soak') {
-      progress('soak: sendTransaction at full load, resident set sampled each second', SOAK_S);
       const soakServer = () => startSlipway(path.join(work, 'soak'), ['--upstream', 'sink'], { SLIPWAY_DUPLICATE_TTL_MS: String(SOAK_DUPLICATE_TTL_MS) });
+      const soakTxs = made(Math.ceil(ceilingRps * SOAK_S * 0.6));
+      progress('soak: sendTransaction at full load, resident set sampled each second', SOAK_S);
       soak = await withServer(soakServer, async (server) => {
         const samples: number[] = [];
         const sampler = setInterval(() => samples.push(rssMiB(server.pid)), 1000);
-        const load = await runLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', next), durationS: SOAK_S, connections: CONNECTIONS });
+        const load = await runLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', soakTxs.next), durationS: SOAK_S, connections: CONNECTIONS });
         clearInterval(sampler);
+        soakTxs.done();
         return { seconds: SOAK_S, rps: load.rps, duplicateTtlMs: SOAK_DUPLICATE_TTL_MS, rssMiB: samples };
       });
     }
@@ -205,6 +280,7 @@ async function main(): Promise<void> {
         embeddedLedger,
       },
       costParts,
+      signedDuringRuns: onTheFly,
       ...(soak === undefined ? {} : { soak }),
       ratios: {
         sendTransaction_vs_ceiling_rps: verified.sendTransaction.rps / ceiling.load.rps,

@@ -43,3 +43,30 @@ export function transferFactory(payer: Signer, recipient: Buffer, blockhash: Buf
     return wire.toString('base64');
   };
 }
+
+/**
+ * `count` transactions from `next`, made now, before the measurement: signing while the
+ * load runs would take the load generator's CPU time from the server on a small machine.
+ * If a run needs more than were made, the rest are signed on the fly and counted, or, with
+ * `cycle` (for a server that does not care, the bare ceiling), the made ones are sent again.
+ */
+export function pregenerate(next: () => string, count: number, cycle = false): { next: () => string; readonly onTheFly: number } {
+  const made = Array.from({ length: count }, next);
+  let at = 0;
+  let onTheFly = 0;
+  return {
+    next: () => {
+      if (cycle) return made[at++ % made.length]!;
+      if (at < made.length) {
+        const tx = made[at]!;
+        made[at++] = ''; // let it go once sent
+        return tx;
+      }
+      onTheFly += 1;
+      return next();
+    },
+    get onTheFly() {
+      return onTheFly;
+    },
+  };
+}

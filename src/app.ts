@@ -33,6 +33,7 @@ import { createTransactionValidator, inlineVerifier } from './validation/transac
 import { digestWireTransaction } from './validation/transaction-digest';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
 import { createWorkerVerifier } from './validation/worker-verifier';
+import { createAdaptiveVerifier } from './validation/adaptive-verifier';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -112,7 +113,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
-  const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createWorkerVerifier(config.verifyThreads) : inlineVerifier;
+  const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads)) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
   const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
   await resumeTracking(journal, router, tracker);

@@ -46,3 +46,8 @@ export const trackedGauge = new client.Gauge({
   name: 'slipway_tracked_transactions',
   help: 'Transactions being followed until they land or expire.',
 });
+
+export const inlineVerificationGauge = new client.Gauge({
+  name: 'slipway_signature_verification_inline',
+  help: '1 while signatures are verified in the request thread, 0 while on worker threads (the switch follows load).',
+});

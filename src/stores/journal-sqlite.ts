@@ -8,6 +8,7 @@
 import bs58 from 'bs58';
 import type { Migrations, SqliteOptions } from './sqlite-database';
 import { startCheckpointer } from './sqlite-checkpointer';
+import { openSignatureIndex, signatureIndexFile } from './signature-index-sqlite';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
@@ -40,10 +41,29 @@ const MIGRATIONS: Migrations = [
    CREATE INDEX signature_index_prefix ON signature_index(prefix);
    CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq)
      WHERE state = 'forwarded';`,
+  // Cheaper commits: no AUTOINCREMENT (its sqlite_sequence row was one more page written per
+  // commit; rows are never deleted, so sequence numbers are not reused either way), no index
+  // on created_at (only start-up asks, and finds its rows by sequence number), and the
+  // signature index moved to a file of its own (signature-index-sqlite.ts).
+  `CREATE TABLE submissions_v2 (
+     seq INTEGER PRIMARY KEY,
+     kind TEXT NOT NULL,
+     key_id TEXT NOT NULL,
+     anti_mev INTEGER NOT NULL,
+     bundle_id TEXT,
+     routes TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   INSERT INTO submissions_v2 SELECT seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at FROM submissions;
+   DROP TABLE submissions;
+   ALTER TABLE submissions_v2 RENAME TO submissions;
+   CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
+   DELETE FROM sqlite_sequence WHERE name = 'submissions';
+   DROP TABLE signature_index;`,
 ];
 
 const INDEX_INTERVAL_MS = 200;
-const INDEX_CHUNK = 256;
 
 /** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
 function signaturePrefix(wire: Buffer): bigint {
@@ -100,19 +120,34 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
-  const selectSince = db.prepare('SELECT * FROM submissions WHERE created_at >= ? ORDER BY seq');
+  const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
+  const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
+  const selectFirstSeq = db.prepare('SELECT COALESCE(MIN(seq), 1) AS seq FROM submissions');
   const selectUnfinished = db.prepare(
     `SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN (${UNFINISHED.map(() => '?').join(', ')})) ORDER BY seq`,
   );
-  const selectByPrefix = db.prepare('SELECT seq FROM signature_index WHERE prefix = ?');
   const selectByBundle = db.prepare('SELECT seq FROM submissions WHERE bundle_id = ?');
   const selectSubmission = db.prepare('SELECT * FROM submissions WHERE seq = ?');
-  const insertIndex = db.prepare('INSERT INTO signature_index (prefix, seq) VALUES (?, ?)');
-  const selectUnindexed = db.prepare(
-    'SELECT seq, wire FROM submission_transactions WHERE seq > (SELECT COALESCE(MAX(seq), 0) FROM signature_index) ORDER BY seq',
-  );
+  const selectUnindexed = db.prepare('SELECT seq, wire FROM submission_transactions WHERE seq > ? ORDER BY seq, position');
   const selectTransactions = db.prepare('SELECT * FROM submission_transactions WHERE seq = ? ORDER BY position');
   const selectLastSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM submissions');
+
+  /**
+   * The first sequence number created at or after `sinceMs`, by binary search: sequence
+   * numbers grow with time (a clock stepping back can only make the search start early,
+   * and the caller filters on created_at).
+   */
+  const firstCreatedSince = (sinceMs: number): number => {
+    let low = (selectFirstSeq.get() as { seq: number }).seq;
+    let high = (selectLastSeq.get() as { seq: number }).seq + 1;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const row = selectCreatedAt.get(middle) as { seq: number; created_at: number } | undefined;
+      if (row === undefined || row.created_at >= sinceMs) high = middle;
+      else low = row.seq + 1;
+    }
+    return low;
+  };
 
   const hydrate = (rows: SubmissionRow[]): JournalEntry[] =>
     rows.map((row) => ({
@@ -182,26 +217,39 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
     }
   };
 
-  // The signature index is written in bulk, sorted, once a second: one random B-tree insert
-  // per transaction on the hot path would cost more than the rest of the journal write.
-  // Until then, new entries are found in `unindexed`; after a crash, start-up indexes
-  // whatever the last run had not.
+  // The signature index is written in bulk, sorted, by its own thread every 200 ms: one
+  // random B-tree insert per transaction on the hot path would cost more than the rest of
+  // the journal write. Until the index has them, new entries are found in `unindexed`.
+  const index = openSignatureIndex(signatureIndexFile(file));
   let unindexed: { prefix: bigint; seq: number; signature: string }[] = [];
   const unindexedBySignature = new Map<string, number[]>();
-  const writeIndex = db.transaction((entries: typeof unindexed) => {
-    for (const entry of entries.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))) insertIndex.run(entry.prefix, entry.seq);
-  });
-  /** Writes the waiting entries in chunks, one per event-loop turn, so that no request waits long behind it. */
-  const flushIndex = () => {
-    if (unindexed.length === 0) return;
-    const entries = unindexed.splice(0, INDEX_CHUNK);
-    writeIndex(entries);
+  const forget = (entries: typeof unindexed) => {
     for (const entry of entries) {
       const seqs = unindexedBySignature.get(entry.signature)?.filter((seq) => seq !== entry.seq) ?? [];
       if (seqs.length === 0) unindexedBySignature.delete(entry.signature);
       else unindexedBySignature.set(entry.signature, seqs);
     }
-    if (unindexed.length > 0) setImmediate(flushIndex);
+  };
+  const pack = (entries: readonly { prefix: bigint; seq: number }[]) => {
+    const pairs = new BigInt64Array(entries.length * 2);
+    entries.forEach((entry, i) => {
+      pairs[2 * i] = entry.prefix;
+      pairs[2 * i + 1] = BigInt(entry.seq);
+    });
+    return pairs;
+  };
+  let indexing = 0; // batches handed to the index thread and not yet written
+  let indexed = () => {};
+  const flushIndex = () => {
+    if (unindexed.length === 0) return;
+    const entries = unindexed;
+    unindexed = [];
+    indexing += 1;
+    index.add(pack(entries), () => {
+      forget(entries);
+      indexing -= 1;
+      if (indexing === 0) indexed();
+    });
   };
   const noteForIndex = (seq: number, submission: NewSubmission) => {
     for (const tx of submission.transactions) {
@@ -211,9 +259,9 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
       else seqs.push(seq);
     }
   };
-  db.transaction(() => {
-    for (const row of selectUnindexed.all() as { seq: number; wire: Buffer }[]) insertIndex.run(signaturePrefix(row.wire), row.seq);
-  })();
+  // After a crash the index may lag the journal: catch up before serving.
+  const missing = selectUnindexed.all(index.indexedUpTo()) as { seq: number; wire: Buffer }[];
+  index.addNow(pack(missing.map((row) => ({ prefix: signaturePrefix(row.wire), seq: row.seq }))));
   const indexTimer = setInterval(flushIndex, INDEX_INTERVAL_MS);
   indexTimer.unref();
 
@@ -245,7 +293,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
       return hydrate(selectAfter.all(seq) as SubmissionRow[]);
     },
     async since(sinceMs) {
-      return hydrate(selectSince.all(sinceMs) as SubmissionRow[]);
+      return hydrate((selectFrom.all(firstCreatedSince(sinceMs)) as SubmissionRow[]).filter((row) => row.created_at >= sinceMs));
     },
     async unfinished() {
       return hydrate(selectUnfinished.all(...UNFINISHED) as SubmissionRow[]);
@@ -253,7 +301,7 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
     async find(id) {
       const seqs = new Set<number>(unindexedBySignature.get(id) ?? []);
       const prefix = prefixOfSignature(id);
-      if (prefix !== undefined) for (const row of selectByPrefix.all(prefix) as { seq: number }[]) seqs.add(row.seq);
+      if (prefix !== undefined) for (const seq of index.lookup(prefix)) seqs.add(seq);
       for (const row of selectByBundle.all(id) as { seq: number }[]) seqs.add(row.seq);
       const rows = [...seqs].sort((a, b) => b - a).map((seq) => selectSubmission.get(seq) as SubmissionRow);
       // A prefix can be shared: keep the entries that really hold this signature or bundle ID.
@@ -279,7 +327,9 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
     async close() {
       clearInterval(indexTimer);
       if (scheduled) flush();
-      while (unindexed.length > 0) flushIndex();
+      flushIndex();
+      if (indexing > 0) await new Promise<void>((resolve) => (indexed = resolve));
+      await index.close();
       await checkpointer?.close();
       db.close();
     },

@@ -38,10 +38,21 @@ function migrate(db: SqliteDatabase, migrations: Migrations): void {
   if (current > migrations.length) {
     throw new Error(`${db.name} is at schema version ${current}, newer than this Slipway knows (${migrations.length}); upgrade Slipway`);
   }
-  for (let version = current; version < migrations.length; version++) {
-    db.transaction(() => {
-      db.exec(migrations[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
+  if (current === migrations.length) return;
+  // SQLite's procedure for changing a table's definition: foreign keys off (a table rebuilt
+  // as a copy is dropped and renamed), then checked before the change commits.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (let version = current; version < migrations.length; version++) {
+      db.transaction(() => {
+        db.exec(migrations[version]!);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`${db.name}: migration ${version + 1} would break ${broken.length} foreign keys`);
+        db.pragma(`user_version = ${version + 1}`);
+      }).immediate();
+    }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys}`);
   }
 }

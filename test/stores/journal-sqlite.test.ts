@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import bs58 from 'bs58';
 import type { NewSubmission } from '../../src/stores/journal';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';
@@ -52,6 +53,51 @@ describe('SQLite journal', () => {
       const again = createSqliteJournal(file);
       assert.equal((await again.find(batchMember)).length, 1, 'found through the index after a clean close');
       await again.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrates a version-1 journal (AUTOINCREMENT, signature index inside) keeping every row, and finds rows created since a time', async () => {
+    const dir = makeDataDir();
+    const file = path.join(dir, 'journal.sqlite');
+    try {
+      // Version 1, as the first release wrote it.
+      const old = new Database(file);
+      old.pragma('journal_mode = WAL');
+      old.exec(`CREATE TABLE submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, key_id TEXT NOT NULL, anti_mev INTEGER NOT NULL,
+          bundle_id TEXT, routes TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+        CREATE TABLE submission_transactions (seq INTEGER NOT NULL REFERENCES submissions(seq), position INTEGER NOT NULL, signature TEXT NOT NULL,
+          wire BLOB NOT NULL, state TEXT NOT NULL, slot INTEGER, reason TEXT, error TEXT, attempts INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (seq, position));
+        CREATE INDEX submissions_created_at ON submissions(created_at);
+        CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
+        CREATE TABLE signature_index (prefix INTEGER NOT NULL, seq INTEGER NOT NULL);
+        CREATE INDEX signature_index_prefix ON signature_index(prefix);
+        CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq) WHERE state = 'forwarded';
+        PRAGMA user_version = 1;`);
+      const olds = [submission('transaction', 1), submission('batch', 2), submission('transaction', 1)];
+      olds.forEach((sub, i) => {
+        const seq = Number(old.prepare('INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, 0, NULL, ?, ?, ?)')
+          .run(sub.kind, sub.keyId, 'embedded', 1_000 * (i + 1), 1_000 * (i + 1)).lastInsertRowid);
+        sub.transactions.forEach((tx, position) =>
+          old.prepare('INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, ?)').run(seq, position, tx.signature, tx.wire, tx.state));
+      });
+      old.close();
+
+      const journal = createSqliteJournal(file);
+      assert.equal((await journal.find(olds[1]!.transactions[1]!.signature))[0]!.seq, 2, 'old rows are indexed in the new index file');
+      assert.deepEqual((await journal.since(2_000)).map((e) => e.seq), [2, 3]);
+      assert.deepEqual((await journal.since(2_001)).map((e) => e.seq), [3]);
+      assert.deepEqual((await journal.since(0)).map((e) => e.seq), [1, 2, 3]);
+      assert.deepEqual(await journal.since(Date.now() + 60_000), []);
+      assert.equal(await journal.record(submission('transaction', 1)), 4, 'sequence numbers continue after the migration');
+      const recent = await journal.since(Date.now() - 60_000);
+      assert.deepEqual(recent.map((e) => e.seq), [4]);
+      await journal.close();
+      const db = new Database(file, { readonly: true });
+      assert.equal(db.pragma('user_version', { simple: true }), 2);
+      assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
+      db.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
