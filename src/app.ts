@@ -34,6 +34,7 @@ import { digestWireTransaction } from './validation/transaction-digest';
 import { restoreValidatedTransaction } from './validation/validate-transaction';
 import { createWorkerVerifier } from './validation/worker-verifier';
 import { createAdaptiveVerifier } from './validation/adaptive-verifier';
+import { watchThreadLoad } from './runtime/thread-load';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -78,6 +79,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     initialKey = { id: created.record.id, key: created.key };
   }
   const authenticator = await createAuthenticator(keyStore);
+  // How busy the request thread is: verification moves to other threads while it is.
+  const load = watchThreadLoad();
   const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync, checkpointInBackground: true });
 
   let ledger: LocalLedger | undefined;
@@ -113,7 +116,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
-  const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads)) : inlineVerifier;
+  const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
   const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
   await resumeTracking(journal, router, tracker);
@@ -169,6 +172,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         saveLedger();
         authenticator.close();
         await journal.close();
+        load.close();
         await keyStore.close();
       })();
       return closing;

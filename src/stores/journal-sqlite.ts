@@ -6,62 +6,13 @@
  * so nothing is answered before it is durable.
  */
 import bs58 from 'bs58';
-import type { Migrations, SqliteOptions } from './sqlite-database';
+import { journalWrites, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
+import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
+import type { SqliteOptions } from './sqlite-database';
 import { startCheckpointer } from './sqlite-checkpointer';
-import { openSignatureIndex, signatureIndexFile } from './signature-index-sqlite';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
-const MIGRATIONS: Migrations = [
-  `CREATE TABLE submissions (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     kind TEXT NOT NULL,
-     key_id TEXT NOT NULL,
-     anti_mev INTEGER NOT NULL,
-     bundle_id TEXT,
-     routes TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );
-   CREATE TABLE submission_transactions (
-     seq INTEGER NOT NULL REFERENCES submissions(seq),
-     position INTEGER NOT NULL,
-     signature TEXT NOT NULL,
-     wire BLOB NOT NULL,
-     state TEXT NOT NULL,
-     slot INTEGER,
-     reason TEXT,
-     error TEXT,
-     attempts INTEGER NOT NULL DEFAULT 0,
-     PRIMARY KEY (seq, position)
-   );
-   CREATE INDEX submissions_created_at ON submissions(created_at);
-   CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
-   CREATE TABLE signature_index (prefix INTEGER NOT NULL, seq INTEGER NOT NULL);
-   CREATE INDEX signature_index_prefix ON signature_index(prefix);
-   CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq)
-     WHERE state = 'forwarded';`,
-  // Cheaper commits: no AUTOINCREMENT (its sqlite_sequence row was one more page written per
-  // commit; rows are never deleted, so sequence numbers are not reused either way), no index
-  // on created_at (only start-up asks, and finds its rows by sequence number), and the
-  // signature index moved to a file of its own (signature-index-sqlite.ts).
-  `CREATE TABLE submissions_v2 (
-     seq INTEGER PRIMARY KEY,
-     kind TEXT NOT NULL,
-     key_id TEXT NOT NULL,
-     anti_mev INTEGER NOT NULL,
-     bundle_id TEXT,
-     routes TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );
-   INSERT INTO submissions_v2 SELECT seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at FROM submissions;
-   DROP TABLE submissions;
-   ALTER TABLE submissions_v2 RENAME TO submissions;
-   CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
-   DELETE FROM sqlite_sequence WHERE name = 'submissions';
-   DROP TABLE signature_index;`,
-];
 
 const INDEX_INTERVAL_MS = 200;
 
@@ -104,21 +55,14 @@ interface TransactionRow {
 
 const UNFINISHED: TransactionState[] = ['forwarded'];
 
-export function createSqliteJournal(file: string, options: SqliteOptions & { checkpointInBackground?: boolean } = {}): Journal {
+export interface SqliteJournalOptions extends SqliteOptions {
+  readonly checkpointInBackground?: boolean;
+}
+
+export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
   const background = options.checkpointInBackground === true;
   const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background });
   const checkpointer = background ? startCheckpointer(file) : undefined;
-  const insertSubmission = db.prepare(
-    'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insertTransaction = db.prepare(
-    'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const updateTransaction = db.prepare(
-    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason), error = COALESCE(?, error) WHERE seq = ? AND position = ?',
-  );
-  const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
-  const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
@@ -173,54 +117,40 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
 
   // Group commit: everything written in one event-loop turn (new submissions, state
   // changes, attempt counts) goes into one SQLite transaction, and each caller's promise
-  // resolves after that commit.
-  let records: NewSubmission[] = [];
+  // resolves after that commit. The commit stays in this thread: handing it to another
+  // thread was measured to cost this thread as much as the commit (structured clone, and
+  // waking the other thread), and added a hop to every answer.
+  const writeHere = journalWrites(db);
+  const indexWriter = startSignatureIndexWriter(signatureIndexFile(file));
+
+  let nextSeq = (selectLastSeq.get() as { seq: number }).seq + 1;
+  let records: { seq: number; submission: NewSubmission }[] = [];
   let changes: StateChange[] = [];
   let attempts: { seq: number; position: number }[] = [];
-  let waiters: { resolve: (seqs: number[]) => void; reject: (error: unknown) => void; from: number; to: number }[] = [];
+  let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
-
-  const writeAll = db.transaction((batch: NewSubmission[], batchChanges: StateChange[], batchAttempts: typeof attempts): number[] => {
-    const now = Date.now();
-    const seqs = batch.map((submission) => {
-      const seq = Number(
-        insertSubmission.run(submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now)
-          .lastInsertRowid,
-      );
-      submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
-      noteForIndex(seq, submission);
-      return seq;
-    });
-    const touched = new Set<number>();
-    for (const change of batchChanges) {
-      const error = change.error === undefined ? null : JSON.stringify(change.error);
-      updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, error, change.seq, change.position);
-      touched.add(change.seq);
-    }
-    for (const seq of touched) touchSubmission.run(now, seq);
-    for (const item of batchAttempts) addAttempt.run(item.seq, item.position);
-    return seqs;
-  });
 
   const flush = () => {
     scheduled = false;
-    const [batch, batchChanges, batchAttempts, batchWaiters] = [records, changes, attempts, waiters];
+    const batch: WriteBatch = { now: Date.now(), records, changes, attempts };
+    const batchWaiters = waiters;
     records = [];
     changes = [];
     attempts = [];
     waiters = [];
     try {
-      const seqs = writeAll(batch, batchChanges, batchAttempts);
-      for (const waiter of batchWaiters) waiter.resolve(seqs.slice(waiter.from, waiter.to));
+      writeHere(batch);
     } catch (error) {
       for (const waiter of batchWaiters) waiter.reject(error);
+      return;
     }
+    for (const { seq, submission } of batch.records) noteForIndex(seq, submission);
+    for (const waiter of batchWaiters) waiter.resolve();
   };
 
-  // The signature index is written in bulk, sorted, by its own thread every 200 ms: one
+  // The signature index is written in bulk, sorted, by the writer thread every 200 ms: one
   // random B-tree insert per transaction on the hot path would cost more than the rest of
   // the journal write. Until the index has them, new entries are found in `unindexed`.
-  const index = openSignatureIndex(signatureIndexFile(file));
   let unindexed: { prefix: bigint; seq: number; signature: string }[] = [];
   const unindexedBySignature = new Map<string, number[]>();
   const forget = (entries: typeof unindexed) => {
@@ -230,26 +160,15 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
       else unindexedBySignature.set(entry.signature, seqs);
     }
   };
-  const pack = (entries: readonly { prefix: bigint; seq: number }[]) => {
-    const pairs = new BigInt64Array(entries.length * 2);
-    entries.forEach((entry, i) => {
-      pairs[2 * i] = entry.prefix;
-      pairs[2 * i + 1] = BigInt(entry.seq);
-    });
-    return pairs;
-  };
-  let indexing = 0; // batches handed to the index thread and not yet written
-  let indexed = () => {};
-  const flushIndex = () => {
+  const flushIndex = async () => {
     if (unindexed.length === 0) return;
     const entries = unindexed;
     unindexed = [];
-    indexing += 1;
-    index.add(pack(entries), () => {
-      forget(entries);
-      indexing -= 1;
-      if (indexing === 0) indexed();
+    const pairs = packIndexPairs(entries);
+    await indexWriter.add(pairs).catch(() => {
+      // Not lost: start-up indexes whatever the journal holds beyond the index.
     });
+    forget(entries);
   };
   const noteForIndex = (seq: number, submission: NewSubmission) => {
     for (const tx of submission.transactions) {
@@ -260,19 +179,19 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
     }
   };
   // After a crash the index may lag the journal: catch up before serving.
+  const index = openSignatureIndex(signatureIndexFile(file));
   const missing = selectUnindexed.all(index.indexedUpTo()) as { seq: number; wire: Buffer }[];
-  index.addNow(pack(missing.map((row) => ({ prefix: signaturePrefix(row.wire), seq: row.seq }))));
-  const indexTimer = setInterval(flushIndex, INDEX_INTERVAL_MS);
+  index.add(packIndexPairs(missing.map((row) => ({ prefix: signaturePrefix(row.wire), seq: row.seq }))));
+  const indexTimer = setInterval(() => void flushIndex(), INDEX_INTERVAL_MS);
   indexTimer.unref();
 
-  /** Queues a write for this turn's commit; resolves with the sequence numbers of `submissions`. */
-  const enqueue = (submissions: NewSubmission[], newChanges: readonly StateChange[], newAttempts: readonly { seq: number; position: number }[]) =>
-    new Promise<number[]>((resolve, reject) => {
-      const from = records.length;
-      records.push(...submissions);
+  /** Queues a write for this turn's commit. */
+  const enqueue = (newRecords: { seq: number; submission: NewSubmission }[], newChanges: readonly StateChange[], newAttempts: readonly { seq: number; position: number }[]) =>
+    new Promise<void>((resolve, reject) => {
+      records.push(...newRecords);
       changes.push(...newChanges);
       attempts.push(...newAttempts);
-      waiters.push({ resolve, reject, from, to: records.length });
+      waiters.push({ resolve, reject });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
@@ -281,7 +200,9 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
 
   return {
     async record(submission) {
-      return (await enqueue([submission], [], []))[0]!;
+      const seq = nextSeq++;
+      await enqueue([{ seq, submission }], [], []);
+      return seq;
     },
     async update(newChanges) {
       if (newChanges.length > 0) await enqueue([], newChanges, []);
@@ -327,9 +248,9 @@ export function createSqliteJournal(file: string, options: SqliteOptions & { che
     async close() {
       clearInterval(indexTimer);
       if (scheduled) flush();
-      flushIndex();
-      if (indexing > 0) await new Promise<void>((resolve) => (indexed = resolve));
-      await index.close();
+      await flushIndex();
+      await indexWriter.close();
+      index.close();
       await checkpointer?.close();
       db.close();
     },

@@ -3,9 +3,10 @@
  * expensive step (about 50 µs per signature with libsodium); doing it on worker threads lets
  * the request thread parse, journal and answer meanwhile.
  *
- * The transactions asked for in one event-loop turn go to a worker together, packed into one
- * transferred buffer (one message each way per batch, not per transaction); batches go to
- * the worker with the fewest transactions outstanding.
+ * Each worker has at most one batch at a time: what is asked for meanwhile waits and goes as
+ * the next batch the moment the worker answers, packed into one transferred buffer. Waking
+ * a thread is the costly part of a message (a system call, and on a virtual machine an
+ * interrupt between cores), so the busier the workers, the bigger and fewer the batches.
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -25,7 +26,12 @@ interface Lane {
   readonly batches: Map<number, Pending[]>;
 }
 
-export function createWorkerVerifier(threads: number): SignatureVerifier {
+export interface WorkerVerifier extends SignatureVerifier {
+  /** Transactions handed to the workers (or queued for them) and not yet answered. */
+  backlog(): number;
+}
+
+export function createWorkerVerifier(threads: number): WorkerVerifier {
   const script = path.join(__dirname, 'verify-worker.js');
   const lanes: Lane[] = Array.from({ length: threads }, () => {
     const lane: Lane = { worker: new Worker(script), outstanding: 0, batches: new Map() };
@@ -34,6 +40,7 @@ export function createWorkerVerifier(threads: number): SignatureVerifier {
       lane.batches.delete(id);
       lane.outstanding -= batch.length;
       if (lane.outstanding === 0) lane.worker.unref(); // an idle verifier keeps no process alive
+      if (queue.length > 0 && !scheduled) dispatch();
       batch.forEach((pending, i) => {
         const result = results[i]!;
         pending.resolve(result < 0 ? { valid: true } : { valid: false, index: result & ~EMPTY_FLAG, empty: (result & EMPTY_FLAG) !== 0 });
@@ -44,11 +51,14 @@ export function createWorkerVerifier(threads: number): SignatureVerifier {
   });
   let queue: Pending[] = [];
   let nextId = 1;
+  let scheduled = false;
 
   const dispatch = () => {
+    scheduled = false;
+    const lane = lanes.find((l) => l.outstanding === 0);
+    if (lane === undefined || queue.length === 0) return; // sent when a worker answers
     const batch = queue;
     queue = [];
-    const lane = lanes.reduce((best, l) => (l.outstanding < best.outstanding ? l : best));
     let size = 0;
     for (const { wire } of batch) size += 1 + wire.signatures.length * 96 + 2 + wire.message.length;
     // Unpooled: the buffer owns its ArrayBuffer whole, so it can be transferred, not copied.
@@ -71,10 +81,14 @@ export function createWorkerVerifier(threads: number): SignatureVerifier {
   };
 
   return {
+    backlog: () => queue.length + lanes.reduce((sum, lane) => sum + lane.outstanding, 0),
     verify(wire) {
       return new Promise((resolve) => {
-        if (queue.length === 0) setImmediate(dispatch);
         queue.push({ wire, resolve });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(dispatch);
+        }
       });
     },
     async close() {

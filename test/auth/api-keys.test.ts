@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { dataPaths } from '../../src/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
+import { generateApiKey, hashApiKey } from '../../src/stores/key-store';
 import { createKey, startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { post, rpc, submitBatch } from '../helpers/rpc';
 
@@ -17,6 +18,12 @@ after(() => gw.close());
 const getSlot = { jsonrpc: '2.0', id: 9, method: 'getSlot', params: [] };
 
 describe('API keys', () => {
+  it('hashes keys with SHA-256 (libsodium, cross-checked against node:crypto)', () => {
+    for (const key of [generateApiKey(), generateApiKey(), '', 'ключ', 'x'.repeat(300)]) {
+      assert.deepEqual(hashApiKey(key), crypto.createHash('sha256').update(key, 'utf8').digest());
+    }
+  });
+
   it('refuses a missing key with 401 in the shape of each path', async () => {
     const root = await post(gw.url, getSlot);
     assert.equal(root.status, 401);

@@ -1,0 +1,89 @@
+/**
+ * How busy the request thread is, and where work that can run either here or on another
+ * thread should run now.
+ *
+ * A hop to a worker thread and back costs latency (two messages, and on a small machine the
+ * worker may wait milliseconds for a core), so while the request thread has time to spare,
+ * work runs inline; under load the request thread is the bottleneck and other cores are
+ * what raise throughput. The event loop's utilisation is sampled every 50 ms and smoothed
+ * over about a quarter of a second, so that one garbage collection or burst does not move it.
+ */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+
+const SAMPLE_MS = 50;
+/** Weight of the newest sample in the smoothed figures. */
+const SMOOTHING = 0.2;
+/** Above this share of busy time, work moves off the request thread... */
+export const OFFLOAD_ABOVE = 0.7;
+/** ...and comes back when the thread would stay under this share with the work's own cost added back (the gap keeps it from flapping). */
+export const INLINE_BELOW = 0.55;
+
+export interface ThreadLoad {
+  /** The smoothed share of time the event loop was busy. */
+  readonly busy: number;
+  /** Called after each sample. */
+  onSample(listener: () => void): void;
+  close(): void;
+}
+
+/** `utilisation` is for tests: by default the event loop's own, since the previous call. */
+export function watchThreadLoad(utilisation: () => number = eventLoopUtilisation()): ThreadLoad {
+  let busy = 0;
+  const listeners: (() => void)[] = [];
+  const timer = setInterval(() => {
+    busy += (utilisation() - busy) * SMOOTHING;
+    for (const listener of listeners) listener();
+  }, SAMPLE_MS);
+  timer.unref();
+  return {
+    get busy() {
+      return busy;
+    },
+    onSample: (listener) => void listeners.push(listener),
+    close: () => clearInterval(timer),
+  };
+}
+
+/** Decides, for one kind of work, whether it runs inline now. */
+export interface OffloadSwitch {
+  readonly inline: boolean;
+  /** Reports `units` of work done (inline, taking `inlineMs`; or offloaded, without a time). */
+  ran(units: number, inlineMs?: number): void;
+}
+
+/** `initialCostMs` is the guess of one unit's inline cost until one has been timed. */
+export function createOffloadSwitch(load: ThreadLoad, initialCostMs: number, onChange: (inline: boolean) => void = () => {}): OffloadSwitch {
+  let inline = true;
+  let costMs = initialCostMs;
+  let units = 0; // done since the last sample, wherever
+  let share = 0; // of the thread's time this work takes, or would take, inline
+  load.onSample(() => {
+    share += ((units * costMs) / SAMPLE_MS - share) * SMOOTHING;
+    units = 0;
+    const was = inline;
+    if (inline && load.busy > OFFLOAD_ABOVE) inline = false;
+    else if (!inline && load.busy + share < INLINE_BELOW) inline = true;
+    if (inline !== was) onChange(inline);
+  });
+  return {
+    get inline() {
+      return inline;
+    },
+    ran(count, inlineMs) {
+      units += count;
+      // A slowly moving average: one slow call (a GC pause) must not swing the estimate.
+      if (inlineMs !== undefined && count > 0) costMs += (inlineMs / count - costMs) / 64;
+    },
+  };
+}
+
+/** A reader of the share of time the event loop was busy since the previous read. */
+function eventLoopUtilisation(): () => number {
+  let previous: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const share = performance.eventLoopUtilization(now, previous).utilization;
+    previous = now;
+    return share;
+  };
+}
