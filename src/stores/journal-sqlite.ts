@@ -66,7 +66,6 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
-  const selectFirstSeq = db.prepare('SELECT COALESCE(MIN(seq), 1) AS seq FROM submissions');
   const selectUnfinished = db.prepare(
     `SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN (${UNFINISHED.map(() => '?').join(', ')})) ORDER BY seq`,
   );
@@ -79,10 +78,11 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   /**
    * The first sequence number created at or after `sinceMs`, by binary search: sequence
    * numbers grow with time (a clock stepping back can only make the search start early,
-   * and the caller filters on created_at).
+   * and the caller filters on created_at). Gaps in the numbers are stepped over by the
+   * `seq >= ?` look-up.
    */
   const firstCreatedSince = (sinceMs: number): number => {
-    let low = (selectFirstSeq.get() as { seq: number }).seq;
+    let low = 1;
     let high = (selectLastSeq.get() as { seq: number }).seq + 1;
     while (low < high) {
       const middle = Math.floor((low + high) / 2);
@@ -148,7 +148,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     for (const waiter of batchWaiters) waiter.resolve();
   };
 
-  // The signature index is written in bulk, sorted, by the writer thread every 200 ms: one
+  // The signature index is written in bulk, sorted, by its own thread every 200 ms: one
   // random B-tree insert per transaction on the hot path would cost more than the rest of
   // the journal write. Until the index has them, new entries are found in `unindexed`.
   let unindexed: { prefix: bigint; seq: number; signature: string }[] = [];
