@@ -164,10 +164,14 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     if (unindexed.length === 0) return;
     const entries = unindexed;
     unindexed = [];
-    const pairs = packIndexPairs(entries);
-    await indexWriter.add(pairs).catch(() => {
-      // Not lost: start-up indexes whatever the journal holds beyond the index.
-    });
+    try {
+      await indexWriter.add(packIndexPairs(entries));
+    } catch {
+      // Still found through `unindexedBySignature`; tried again with the next batch (and
+      // start-up indexes whatever the journal holds beyond the index).
+      unindexed = entries.concat(unindexed);
+      return;
+    }
     forget(entries);
   };
   const noteForIndex = (seq: number, submission: NewSubmission) => {
