@@ -51,3 +51,8 @@ export const inlineVerificationGauge = new client.Gauge({
   name: 'slipway_signature_verification_inline',
   help: '1 while signatures are verified in the request thread, 0 while on worker threads (the switch follows load).',
 });
+
+export const walTruncationsTotal = new client.Counter({
+  name: 'slipway_journal_wal_truncations_total',
+  help: 'Times the journal paused its commits for a moment so that its WAL file could be truncated (it grows under continuous writes otherwise).',
+});

@@ -57,12 +57,13 @@ const UNFINISHED: TransactionState[] = ['forwarded'];
 
 export interface SqliteJournalOptions extends SqliteOptions {
   readonly checkpointInBackground?: boolean;
+  /** With background checkpoints: the WAL size past which it is truncated (tests make it small). */
+  readonly walRestartBytes?: number;
 }
 
 export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
   const background = options.checkpointInBackground === true;
   const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background });
-  const checkpointer = background ? startCheckpointer(file) : undefined;
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
@@ -130,8 +131,23 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
 
+  // While the checkpointer truncates the WAL file, commits wait here (see sqlite-checkpointer.ts).
+  let held = false;
+  const checkpointer = background
+    ? startCheckpointer(file, {
+        hold: () => {
+          held = true;
+        },
+        release: () => {
+          held = false;
+          if (waiters.length > 0 && !scheduled) flush();
+        },
+      }, options.walRestartBytes)
+    : undefined;
+
   const flush = () => {
     scheduled = false;
+    if (held) return; // written on release
     const batch: WriteBatch = { now: Date.now(), records, changes, attempts };
     const batchWaiters = waiters;
     records = [];
@@ -251,7 +267,8 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     },
     async close() {
       clearInterval(indexTimer);
-      if (scheduled) flush();
+      held = false;
+      if (waiters.length > 0) flush();
       await flushIndex();
       await indexWriter.close();
       index.close();

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import bs58 from 'bs58';
 import type { NewSubmission } from '../../src/stores/journal';
+import { walTruncationsTotal } from '../../src/metrics/metrics';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';
 import { makeDataDir } from '../helpers/gateway';
 
@@ -98,6 +99,32 @@ describe('SQLite journal', () => {
       assert.equal(db.pragma('user_version', { simple: true }), 2);
       assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
       db.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps its WAL file from growing without bound under continuous writes, losing no commit while it truncates', async () => {
+    const dir = makeDataDir();
+    const file = path.join(dir, 'journal.sqlite');
+    try {
+      const truncations = async () => (await walTruncationsTotal.get()).values[0]?.value ?? 0;
+      const before = await truncations();
+      const journal = createSqliteJournal(file, { checkpointInBackground: true, walRestartBytes: 256 * 1024 });
+      let written = 0;
+      let largest = 0;
+      const until = Date.now() + 3_500;
+      // A writer that never pauses: a commit every turn of the event loop.
+      while (Date.now() < until) {
+        await Promise.all(Array.from({ length: 8 }, () => journal.record(submission('transaction', 1))));
+        written += 8;
+        if (written % 400 === 0) largest = Math.max(largest, fs.statSync(`${file}-wal`).size);
+      }
+      const walBytes = fs.statSync(`${file}-wal`).size;
+      assert.ok((await truncations()) > before, 'the WAL file was truncated');
+      assert.equal((await journal.after(0)).length, written, 'every recorded submission is there');
+      await journal.close();
+      assert.ok(walBytes < largest || largest < 2 * 1024 * 1024, `WAL ${walBytes} B at the end, ${largest} B at most`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
