@@ -88,41 +88,43 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     logError: (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'),
   });
 
-  for (const path of JSON_RPC_PATHS) {
-    app.post(path, async (request, reply) => {
-      const unreadable = checkJsonBody(request.body);
-      if (unreadable !== null) return refuse(request, reply, unreadable);
-      const antiMev = parseAntiMev(request);
-      if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
-      const context: RpcCallContext = { key: request.apiKey!, antiMev };
-      const { status, body } = await handleRpc(request.body, context);
-      return status === 204 ? reply.code(204).send() : reply.code(status).send(body);
-    });
-  }
-
-  app.post('/submit-batch', async (request, reply) => {
-    const body = request.body;
+  /** POST / and the Jito paths: what to answer to a JSON-RPC body from `key`. */
+  const answerRpc = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError): Promise<Answer> => {
     const unreadable = checkJsonBody(body);
-    if (unreadable !== null) return refuse(request, reply, unreadable);
-    const antiMev = parseAntiMev(request);
-    if (typeof antiMev !== 'boolean') return refuse(request, reply, antiMev);
+    if (unreadable !== null) return refusal('/', unreadable);
+    if (typeof antiMev !== 'boolean') return refusal('/', antiMev);
+    const { status, body: payload } = await handleRpc(body, { key, antiMev });
+    return status === 204 ? { status } : { status, payload };
+  };
+
+  /** POST /submit-batch: what to answer to a body from `key`. */
+  const answerBatch = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError): Promise<Answer> => {
+    const unreadable = checkJsonBody(body);
+    if (unreadable !== null) return refusal('/submit-batch', unreadable);
+    if (typeof antiMev !== 'boolean') return refusal('/submit-batch', antiMev);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return refuse(request, reply, slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
+      return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
     }
     const { jsonrpc, id, params } = body as Record<string, unknown>;
-    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refuse(request, reply, slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
+    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
     if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
-      return refuse(request, reply, slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
+      return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
     const txs = await parseSubmitBatchParams(params, options.validator);
-    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: request.apiKey!.id, antiMev }) : txs;
+    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev }) : txs;
     if (!submitted.ok) {
       const members = (params as { transactions?: unknown } | undefined)?.transactions;
-      if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, request.apiKey!.id, submitted.error.message);
-      return refuse(request, reply, submitted.error);
+      if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
+      return refusal('/submit-batch', submitted.error);
     }
-    return reply.code(200).send({ code: 1, message: 'success', signatures: submitted.value });
-  });
+    return { status: 200, payload: { code: 1, message: 'success', signatures: submitted.value } };
+  };
+
+  for (const path of JSON_RPC_PATHS) {
+    app.post(path, async (request, reply) => send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request))));
+  }
+
+  app.post('/submit-batch', async (request, reply) => send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request))));
 
   app.get('/health', async () => ({ status: 'ok', slot: await options.router.getSlot() }));
 
@@ -149,14 +151,28 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   return app;
 }
 
-/** Answers a refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */
-function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayError): FastifyReply {
+/** An answer to send: a status and a JSON payload (none for 204). */
+interface Answer {
+  readonly status: number;
+  readonly payload?: unknown;
+}
+
+/** A refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */
+function refusal(path: string | undefined, error: SlipwayError): Answer {
   const entry = ERROR_CATALOGUE[error.kind];
-  if (request.routeOptions.url === '/submit-batch') {
+  if (path === '/submit-batch') {
     refusalsTotal.inc({ kind: error.kind });
-    return reply.code(entry.batchHttp).send({ code: entry.code, message: error.message });
+    return { status: entry.batchHttp, payload: { code: entry.code, message: error.message } };
   }
-  return reply.code(entry.http).send(errorResponse(null, error));
+  return { status: entry.http, payload: errorResponse(null, error) };
+}
+
+function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  return answer.payload === undefined ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.payload);
+}
+
+function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayError): FastifyReply {
+  return send(reply, refusal(request.routeOptions.url, error));
 }
 
 /** Jito clients carry their credential in `x-jito-auth` or in the `uuid` query parameter. */
