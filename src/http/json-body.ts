@@ -15,13 +15,18 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') return done(null, COMPRESSED);
-    if (body === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(null, PARSE_FAILED);
-    }
+    done(null, parseJsonBody(body as string));
   });
+}
+
+/** An uncompressed body's text as JSON: undefined when empty, a marker `checkJsonBody` refuses when not JSON. */
+export function parseJsonBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return PARSE_FAILED;
+  }
 }
 
 /** Why the parsed body cannot be served, or null when it is JSON. */

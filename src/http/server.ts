@@ -5,12 +5,14 @@
  * Paths: `POST /` (JSON-RPC), `POST /submit-batch`, `POST /api/v1/transactions` and
  * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`.
  */
+import http from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
+import { createFastPath, type Answer } from './fast-path';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext } from './json-rpc-handler';
@@ -47,6 +49,22 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // The hot routes are served before Fastify sees them (fast-path.ts); the server is
+    // otherwise the one Fastify would make, with its timeouts.
+    serverFactory: (handler, settings) => {
+      const server = http.createServer((request, response) => {
+        if (fast === undefined || !fast(request, response)) handler(request, response);
+      });
+      server.keepAliveTimeout = settings.keepAliveTimeout as number;
+      server.requestTimeout = settings.requestTimeout as number;
+      server.setTimeout(settings.connectionTimeout as number);
+      return server;
+    },
+  });
+  let fast: ReturnType<typeof createFastPath> | undefined;
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
   app.decorateRequest('apiKey', null);
 
@@ -120,6 +138,17 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return { status: 200, payload: { code: 1, message: 'success', signatures: submitted.value } };
   };
 
+  fast = createFastPath({
+    authenticator: options.authenticator,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routes: { '/': answerRpc, '/submit-batch': answerBatch },
+    failed: (path, error) => {
+      app.log.error({ err: error }, 'request failed unexpectedly');
+      return refusal(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
+    },
+    closing: () => closing,
+  });
+
   for (const path of JSON_RPC_PATHS) {
     app.post(path, async (request, reply) => send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request))));
   }
@@ -149,12 +178,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   return app;
-}
-
-/** An answer to send: a status and a JSON payload (none for 204). */
-interface Answer {
-  readonly status: number;
-  readonly payload?: unknown;
 }
 
 /** A refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */

@@ -56,3 +56,8 @@ export const walTruncationsTotal = new client.Counter({
   name: 'slipway_journal_wal_truncations_total',
   help: 'Times the journal paused its commits for a moment so that its WAL file could be truncated (it grows under continuous writes otherwise).',
 });
+
+export const fastPathRequestsTotal = new client.Counter({
+  name: 'slipway_http_fast_path_requests_total',
+  help: 'Requests to POST / and POST /submit-batch served on the lean node:http path (the rest of those routes go through Fastify).',
+});

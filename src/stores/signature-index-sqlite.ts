@@ -101,35 +101,51 @@ export interface SignatureIndexWriter {
 }
 
 export function startSignatureIndexWriter(file: string): SignatureIndexWriter {
-  const worker = new Worker(path.join(__dirname, 'signature-index-sqlite.js'), { workerData: { signatureIndex: true, file } });
-  worker.unref();
   const outstanding = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let closed = () => {};
-  worker.on('message', (answer: IndexAnswer) => {
-    if (answer === 'closed') return closed();
-    const waiter = outstanding.get(answer.id)!;
-    outstanding.delete(answer.id);
-    if (outstanding.size === 0) worker.unref();
-    if (answer.error === undefined) waiter.resolve();
-    else waiter.reject(new Error(`signature index write failed: ${answer.error}`));
-  });
+  let worker: Worker | undefined;
+  /** The thread, started again on the next batch if it died (the batches it had are retried by the caller). */
+  const thread = (): Worker => {
+    if (worker !== undefined) return worker;
+    const started = new Worker(path.join(__dirname, 'signature-index-sqlite.js'), { workerData: { signatureIndex: true, file } });
+    started.unref();
+    started.on('message', (answer: IndexAnswer) => {
+      if (answer === 'closed') return closed();
+      const waiter = outstanding.get(answer.id)!;
+      outstanding.delete(answer.id);
+      if (outstanding.size === 0) started.unref();
+      if (answer.error === undefined) waiter.resolve();
+      else waiter.reject(new Error(`signature index write failed: ${answer.error}`));
+    });
+    started.on('error', (error) => {
+      worker = undefined;
+      for (const waiter of outstanding.values()) waiter.reject(error);
+      outstanding.clear();
+      closed();
+    });
+    worker = started;
+    return started;
+  };
   return {
     add: (pairs) =>
       new Promise<void>((resolve, reject) => {
         const id = nextId++;
         outstanding.set(id, { resolve, reject });
-        worker.ref(); // written before the process may exit
-        worker.postMessage({ id, pairs } satisfies IndexRequest, [pairs.buffer as ArrayBuffer]);
+        const target = thread();
+        target.ref(); // written before the process may exit
+        target.postMessage({ id, pairs } satisfies IndexRequest, [pairs.buffer as ArrayBuffer]);
       }),
     async close() {
+      if (worker === undefined) return;
+      const stopping = worker;
       // Messages are answered in order: 'closed' comes after every batch sent before it.
       await new Promise<void>((resolve) => {
         closed = resolve;
-        worker.ref();
-        worker.postMessage('close' satisfies IndexRequest);
+        stopping.ref();
+        stopping.postMessage('close' satisfies IndexRequest);
       });
-      await worker.terminate();
+      await stopping.terminate();
     },
   };
 }

@@ -89,6 +89,12 @@ export function startCheckpointer(file: string, writer: { hold(): void; release(
     limit = undefined;
     writer.release();
   };
+  // A checkpointer that fails must not leave the writer held, nor take the process down:
+  // the WAL then grows until the next start, which checkpoints it.
+  worker.on('error', () => {
+    release();
+    closed();
+  });
   worker.on('message', (message: FromCheckpointer) => {
     if (message === 'closed') return closed();
     if (message === 'resume') return release();

@@ -25,9 +25,10 @@ export type Migrations = readonly string[];
 export function openSqlite(file: string, migrations: Migrations, options: SqliteOptions = {}): SqliteDatabase {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
+  // First, so that switching to WAL waits for a connection that opens the file at the same time.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
   if (options.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
   migrate(db, migrations);
   return db;
@@ -46,6 +47,8 @@ function migrate(db: SqliteDatabase, migrations: Migrations): void {
   try {
     for (let version = current; version < migrations.length; version++) {
       db.transaction(() => {
+        // Another connection (another thread opening the same file) may have got there first.
+        if ((db.pragma('user_version', { simple: true }) as number) > version) return;
         db.exec(migrations[version]!);
         const broken = db.pragma('foreign_key_check') as unknown[];
         if (broken.length > 0) throw new Error(`${db.name}: migration ${version + 1} would break ${broken.length} foreign keys`);

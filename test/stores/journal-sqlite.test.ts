@@ -113,18 +113,24 @@ describe('SQLite journal', () => {
       const journal = createSqliteJournal(file, { checkpointInBackground: true, walRestartBytes: 256 * 1024 });
       let written = 0;
       let largest = 0;
-      const until = Date.now() + 3_500;
-      // A writer that never pauses: a commit every turn of the event loop.
-      while (Date.now() < until) {
+      let shrank = false;
+      const deadline = Date.now() + 20_000;
+      // A writer that never pauses (a commit every turn of the event loop), until the file
+      // has been seen to shrink (after about a second, more on a loaded machine).
+      while (!shrank && Date.now() < deadline) {
         await Promise.all(Array.from({ length: 8 }, () => journal.record(submission('transaction', 1))));
         written += 8;
-        if (written % 400 === 0) largest = Math.max(largest, fs.statSync(`${file}-wal`).size);
+        const size = fs.statSync(`${file}-wal`).size;
+        if (size < largest) shrank = true;
+        largest = Math.max(largest, size);
       }
-      const walBytes = fs.statSync(`${file}-wal`).size;
-      assert.ok((await truncations()) > before, 'the WAL file was truncated');
+      assert.ok(shrank, `the WAL file shrank while commits went on (${largest} B at most)`);
       assert.equal((await journal.after(0)).length, written, 'every recorded submission is there');
+      // Counted when the checkpointer reports back (later than the writer's release if it
+      // took longer than the writer's limit on a loaded machine).
+      for (let i = 0; i < 100 && (await truncations()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok((await truncations()) > before, 'counted in the metric');
       await journal.close();
-      assert.ok(walBytes < largest || largest < 2 * 1024 * 1024, `WAL ${walBytes} B at the end, ${largest} B at most`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
