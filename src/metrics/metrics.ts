@@ -48,8 +48,8 @@ export const trackedGauge = new client.Gauge({
 });
 
 export const inlineVerificationGauge = new client.Gauge({
-  name: 'slipway_signature_verification_inline_share',
-  help: 'Share of signature verifications done in the request thread (1 with time to spare; under load the rest go to worker threads).',
+  name: 'slipway_signature_verification_inline',
+  help: '1 while signatures are verified in the request thread, 0 while on worker threads (the switch follows load).',
 });
 
 export const walTruncationsTotal = new client.Counter({

@@ -1,27 +1,43 @@
 /**
- * Signature verification where it costs least: in the request's own thread while that
- * thread has time to spare; under load, as much there as keeps it about 85 % busy and the
- * rest on the worker threads (see runtime/thread-load.ts for the share and why).
+ * Signature verification where it costs the request least: in the request's own thread
+ * while that thread has time to spare, on the worker threads once it is busy (see
+ * runtime/thread-load.ts for the switch and why).
  */
+import { performance } from 'node:perf_hooks';
 import { inlineVerificationGauge } from '../metrics/metrics';
 import type { ThreadLoad } from '../runtime/thread-load';
-import { createOffloadShare } from '../runtime/thread-load';
+import { createOffloadSwitch } from '../runtime/thread-load';
 import type { SignatureVerifier } from './transaction-validator';
 import { verifyTransactionSignatures } from './verify-signatures';
 
+/** libsodium's ed25519 verification, per signature, before one has been timed here. */
+const INITIAL_COST_MS = 0.05;
+
 export interface AdaptiveVerifier extends SignatureVerifier {
-  /** The share of verifications that currently run in the request thread. */
-  readonly inlineShare: number;
+  /** Whether verification currently runs in the request thread. */
+  readonly inline: boolean;
 }
 
-export function createAdaptiveVerifier(workers: SignatureVerifier, load: ThreadLoad): AdaptiveVerifier {
+/** Past this many transactions waiting for the workers, the request thread verifies too. */
+const BACKLOG = Number(process.env.SLIPWAY_BACKLOG ?? 1e9);
+
+export function createAdaptiveVerifier(workers: SignatureVerifier & { backlog?: () => number }, load: ThreadLoad): AdaptiveVerifier {
   inlineVerificationGauge.set(1);
-  const where = createOffloadShare(load, (share) => inlineVerificationGauge.set(share));
+  const where = createOffloadSwitch(load, INITIAL_COST_MS, (inline) => inlineVerificationGauge.set(inline ? 1 : 0));
   return {
-    get inlineShare() {
-      return where.share;
+    get inline() {
+      return where.inline;
     },
-    verify: (wire) => (where.inlineNow() ? Promise.resolve(verifyTransactionSignatures(wire)) : workers.verify(wire)),
+    verify(wire) {
+      if (!where.inline && (workers.backlog?.() ?? 0) < BACKLOG) {
+        where.ran(wire.signatures.length);
+        return workers.verify(wire);
+      }
+      const started = performance.now();
+      const check = verifyTransactionSignatures(wire);
+      where.ran(wire.signatures.length, performance.now() - started);
+      return Promise.resolve(check);
+    },
     close: () => workers.close(),
   };
 }

@@ -26,12 +26,7 @@ interface Lane {
   readonly batches: Map<number, Pending[]>;
 }
 
-export interface WorkerVerifier extends SignatureVerifier {
-  /** Transactions handed to the workers (or queued for them) and not yet answered. */
-  backlog(): number;
-}
-
-export function createWorkerVerifier(threads: number): WorkerVerifier {
+export function createWorkerVerifier(threads: number): SignatureVerifier {
   const script = path.join(__dirname, 'verify-worker.js');
   const lanes: Lane[] = Array.from({ length: threads }, () => {
     const lane: Lane = { worker: new Worker(script), outstanding: 0, batches: new Map() };
@@ -81,7 +76,6 @@ export function createWorkerVerifier(threads: number): WorkerVerifier {
   };
 
   return {
-    backlog: () => queue.length + lanes.reduce((sum, lane) => sum + lane.outstanding, 0),
     verify(wire) {
       return new Promise((resolve) => {
         queue.push({ wire, resolve });

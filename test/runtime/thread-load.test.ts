@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BUSY_HIGH, BUSY_LOW, createOffloadShare, watchThreadLoad } from '../../src/runtime/thread-load';
+import { createOffloadSwitch, INLINE_BELOW, OFFLOAD_ABOVE, watchThreadLoad } from '../../src/runtime/thread-load';
 import { fakeLoad } from '../helpers/fake-load';
 
 describe('thread load and the offload switch', () => {
@@ -17,27 +17,31 @@ describe('thread load and the offload switch', () => {
     }
   });
 
-  it('runs everything inline below the busy band, less above it, and spreads what it offloads', () => {
+  it('offloads above the high mark and comes back only when the work itself would fit under the low mark', () => {
     const load = fakeLoad(0.5);
-    const shares: number[] = [];
-    const where = createOffloadShare(load, (share) => shares.push(share));
-    const inlineOf = (pieces: number) => Array.from({ length: pieces }, () => where.inlineNow()).filter(Boolean).length;
+    const changes: boolean[] = [];
+    const where = createOffloadSwitch(load, 0.05, (inline) => changes.push(inline));
+    // 500 units of 0.05 ms per 50 ms sample: 50 % of the thread.
+    for (let i = 0; i < 20; i++) {
+      where.ran(500, 25);
+      load.sample();
+    }
+    assert.equal(where.inline, true, `busy 0.5 ≤ ${OFFLOAD_ABOVE}: inline`);
+    load.busy = 0.8;
     load.sample();
-    assert.equal(where.share, 1, `busy 0.5 < ${BUSY_LOW}: all inline`);
-    assert.equal(inlineOf(10), 10);
-    load.busy = 0.95;
-    load.sample(3);
-    assert.equal(where.share, 0.7, `busy 0.95 > ${BUSY_HIGH}: three steps down`);
-    assert.equal(inlineOf(100), 70);
-    const pattern = Array.from({ length: 10 }, () => where.inlineNow());
-    assert.ok(!pattern.slice(0, 4).every(Boolean), 'offloaded pieces are spread, not bunched at the end');
-    load.busy = 0.85;
-    load.sample(5);
-    assert.equal(where.share, 0.7, 'inside the band: unchanged');
-    load.busy = 1;
-    load.sample(20);
-    assert.equal(where.share, 0, 'never below nothing inline');
-    assert.equal(shares.length, 29);
+    assert.equal(where.inline, false);
+    // Offloaded, the same work would still be 50 % of the thread inline.
+    load.busy = 0.3;
+    for (let i = 0; i < 20; i++) {
+      where.ran(500);
+      load.sample();
+    }
+    assert.equal(where.inline, false, `0.3 + 0.5 ≥ ${INLINE_BELOW}: stays offloaded`);
+    for (let i = 0; i < 20; i++) {
+      where.ran(50);
+      load.sample();
+    }
+    assert.equal(where.inline, true, '0.3 + 0.05 < 0.55: back inline');
+    assert.deepEqual(changes, [false, true]);
   });
-
 });
