@@ -52,9 +52,9 @@ export const inlineVerificationGauge = new client.Gauge({
   help: '1 while signatures are verified in the request thread, 0 while on worker threads (the switch follows load).',
 });
 
-export const walTruncationsTotal = new client.Counter({
-  name: 'slipway_journal_wal_truncations_total',
-  help: 'Times the journal paused its commits for a moment so that its WAL file could be truncated (it grows under continuous writes otherwise).',
+export const walRestartsTotal = new client.Counter({
+  name: 'slipway_journal_wal_restarts_total',
+  help: 'Times the journal held its commits for a moment so that its WAL could restart (it grows under continuous writes otherwise).',
 });
 
 export const fastPathRequestsTotal = new client.Counter({

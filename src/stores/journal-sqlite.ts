@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { journalWrites, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
 import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
 import type { SqliteOptions } from './sqlite-database';
-import { startCheckpointer } from './sqlite-checkpointer';
+import { startCheckpointer, WAL_RESTART_BYTES } from './sqlite-checkpointer';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
@@ -57,13 +57,14 @@ const UNFINISHED: TransactionState[] = ['forwarded'];
 
 export interface SqliteJournalOptions extends SqliteOptions {
   readonly checkpointInBackground?: boolean;
-  /** With background checkpoints: the WAL size past which it is truncated (tests make it small). */
+  /** With background checkpoints: the WAL size past which it restarts (tests make it small). */
   readonly walRestartBytes?: number;
 }
 
 export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
   const background = options.checkpointInBackground === true;
-  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background });
+  const walSizeLimit = options.walRestartBytes ?? WAL_RESTART_BYTES;
+  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background, walSizeLimit: background ? walSizeLimit : undefined });
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
@@ -131,7 +132,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
 
-  // While the checkpointer truncates the WAL file, commits wait here (see sqlite-checkpointer.ts).
+  // While the checkpointer restarts the WAL, commits wait here (see sqlite-checkpointer.ts).
   let held = false;
   const checkpointer = background
     ? startCheckpointer(file, {
@@ -142,7 +143,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
           held = false;
           if (waiters.length > 0 && !scheduled) flush();
         },
-      }, options.walRestartBytes)
+      }, walSizeLimit)
     : undefined;
 
   const flush = () => {

@@ -17,6 +17,8 @@ export interface SqliteOptions {
   readonly synchronous?: 'NORMAL' | 'FULL';
   /** False when another thread checkpoints the WAL (see sqlite-checkpointer.ts). */
   readonly autoCheckpoint?: boolean;
+  /** The size the WAL file is cut back to when it is reset (SQLite's journal_size_limit); none by default. */
+  readonly walSizeLimit?: number;
 }
 
 /** Each entry migrates from version i to i + 1; entries are never edited once released. */
@@ -30,6 +32,7 @@ export function openSqlite(file: string, migrations: Migrations, options: Sqlite
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
   if (options.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
+  if (options.walSizeLimit !== undefined) db.pragma(`journal_size_limit = ${options.walSizeLimit}`);
   migrate(db, migrations);
   return db;
 }

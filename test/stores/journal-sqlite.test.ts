@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import bs58 from 'bs58';
 import type { NewSubmission } from '../../src/stores/journal';
-import { walTruncationsTotal } from '../../src/metrics/metrics';
+import { walRestartsTotal } from '../../src/metrics/metrics';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';
 import { makeDataDir } from '../helpers/gateway';
 
@@ -104,12 +104,12 @@ describe('SQLite journal', () => {
     }
   });
 
-  it('keeps its WAL file from growing without bound under continuous writes, losing no commit while it truncates', async () => {
+  it('keeps its WAL file from growing without bound under continuous writes, losing no commit while it restarts', async () => {
     const dir = makeDataDir();
     const file = path.join(dir, 'journal.sqlite');
     try {
-      const truncations = async () => (await walTruncationsTotal.get()).values[0]?.value ?? 0;
-      const before = await truncations();
+      const restarts = async () => (await walRestartsTotal.get()).values[0]?.value ?? 0;
+      const before = await restarts();
       const journal = createSqliteJournal(file, { checkpointInBackground: true, walRestartBytes: 256 * 1024 });
       let written = 0;
       let largest = 0;
@@ -128,8 +128,8 @@ describe('SQLite journal', () => {
       assert.equal((await journal.after(0)).length, written, 'every recorded submission is there');
       // Counted when the checkpointer reports back (later than the writer's release if it
       // took longer than the writer's limit on a loaded machine).
-      for (let i = 0; i < 100 && (await truncations()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.ok((await truncations()) > before, 'counted in the metric');
+      for (let i = 0; i < 100 && (await restarts()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok((await restarts()) > before, 'counted in the metric');
       await journal.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
