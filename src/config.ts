@@ -31,6 +31,11 @@ export interface SlipwayConfig {
   readonly verifySignatures: boolean;
   /** Threads that verify signatures beside the request thread; 0 verifies in the request thread. */
   readonly verifyThreads: number;
+  /**
+   * How long a verification thread spins, in µs, before it sleeps when it has nothing to do:
+   * under load the next transaction comes within it and needs no wake-up (0 on one core).
+   */
+  readonly verifySpinUs: number;
   /** `sink` replaces the network with an upstream that drops everything (a benchmarking aid). */
   readonly upstream: 'configured' | 'sink';
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
@@ -52,6 +57,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   logLevel: 'info',
   verifySignatures: true,
   verifyThreads: Math.max(1, os.cpus().length - 1),
+  verifySpinUs: os.cpus().length > 1 ? 50 : 0,
   upstream: 'configured',
 };
 
@@ -68,6 +74,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   logLevel: 'SLIPWAY_LOG_LEVEL',
   verifySignatures: 'SLIPWAY_VERIFY_SIGNATURES',
   verifyThreads: 'SLIPWAY_VERIFY_THREADS',
+  verifySpinUs: 'SLIPWAY_VERIFY_SPIN_US',
   upstream: 'SLIPWAY_UPSTREAM',
 };
 
@@ -112,6 +119,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     verifySignatures: oneOf('verifySignatures', ['true', 'false'] as const) === 'true',
     verifyThreads: integer('verifyThreads', 0, 64),
+    verifySpinUs: integer('verifySpinUs', 0, 10_000),
     upstream: oneOf('upstream', ['configured', 'sink'] as const),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };

@@ -31,6 +31,27 @@ export const requestDuration = new client.Histogram({
 });
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
+export type Outcome = 'accepted' | 'duplicate' | 'refused' | 'rejected';
+
+const OPERATIONS: readonly Operation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
+const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'refused', 'rejected'];
+
+// Children bound once from the fixed lists: prom-client hashes a label object on every
+// labelled call, which the hot path would pay per request; bound here, every series also
+// exists (at zero) from the start.
+const submissionChildren = Object.fromEntries(
+  OPERATIONS.map((operation) => [operation, Object.fromEntries(OUTCOMES.map((outcome) => [outcome, submissionsTotal.labels({ operation, outcome })]))]),
+) as Record<Operation, Record<Outcome, client.Counter.Internal>>;
+const transactionChildren = Object.fromEntries(OPERATIONS.map((operation) => [operation, transactionsTotal.labels({ operation })])) as Record<
+  Operation,
+  client.Counter.Internal
+>;
+
+/** Counts one submission's outcome. */
+export const countSubmission = (operation: Operation, outcome: Outcome): void => submissionChildren[operation][outcome].inc();
+
+/** Counts transactions handed to the router. */
+export const countTransactions = (operation: Operation, count = 1): void => transactionChildren[operation].inc(count);
 
 export const rebroadcastsTotal = new client.Counter({
   name: 'slipway_rebroadcasts_total',

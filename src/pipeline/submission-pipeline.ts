@@ -7,7 +7,7 @@
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
-import { submissionsTotal, transactionsTotal } from '../metrics/metrics';
+import { countSubmission, countTransactions } from '../metrics/metrics';
 import type { Journal, NewSubmission, SubmissionKind, TransactionState } from '../stores/journal';
 import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
@@ -135,14 +135,14 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     await journalize('transaction', context, route.value, [tx], [stateAfter(outcome)]);
     if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
-    transactionsTotal.inc({ operation: 'sendTransaction' });
+    countTransactions('sendTransaction');
     return ok(tx.signature);
   }
 
   return {
     async sendTransaction(tx, options, context) {
       if (recent.includes(tx)) {
-        submissionsTotal.inc({ operation: 'sendTransaction', outcome: 'duplicate' });
+        countSubmission('sendTransaction', 'duplicate');
         return ok(tx.signature);
       }
       const key = tx.wire.signatures[0]!.toString('latin1');
@@ -152,7 +152,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       inFlight.set(key, { bytes: tx.wire.bytes, result });
       try {
         const settled = await result;
-        submissionsTotal.inc({ operation: 'sendTransaction', outcome: settled.ok ? 'accepted' : 'refused' });
+        countSubmission('sendTransaction', settled.ok ? 'accepted' : 'refused');
         return settled;
       } finally {
         inFlight.delete(key);
@@ -168,15 +168,15 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
         const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
         await journalize('batch', context, route.value, fresh, outcomes.map(stateAfter));
         if (outcomes.every((o) => o.accepted === 0)) {
-          submissionsTotal.inc({ operation: 'submitBatch', outcome: 'refused' });
+          countSubmission('submitBatch', 'refused');
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
         }
         fresh.forEach((tx, position) => {
           if (outcomes[position]!.accepted > 0) recent.remember(tx);
         });
-        transactionsTotal.inc({ operation: 'submitBatch' }, fresh.length);
+        countTransactions('submitBatch', fresh.length);
       }
-      submissionsTotal.inc({ operation: 'submitBatch', outcome: fresh.length > 0 ? 'accepted' : 'duplicate' });
+      countSubmission('submitBatch', fresh.length > 0 ? 'accepted' : 'duplicate');
       return ok(txs.map((tx) => tx.signature));
     },
 
@@ -185,7 +185,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const bundleId = computeBundleId(signatures);
       const landed = landedBundles.get(bundleId);
       if (landed !== undefined) {
-        submissionsTotal.inc({ operation: 'sendBundle', outcome: 'duplicate' });
+        countSubmission('sendBundle', 'duplicate');
         return ok(landed);
       }
       const route = router.route('sendBundle', false);
@@ -211,14 +211,14 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
       await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
       if (error !== undefined) {
-        submissionsTotal.inc({ operation: 'sendBundle', outcome: rejection !== undefined ? 'rejected' : 'refused' });
+        countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
         return fail(error);
       }
       txs.forEach((tx) => recent.remember(tx));
       const receipt = { bundleId, signatures };
       landedBundles.set(bundleId, receipt);
-      transactionsTotal.inc({ operation: 'sendBundle' }, txs.length);
-      submissionsTotal.inc({ operation: 'sendBundle', outcome: 'accepted' });
+      countTransactions('sendBundle', txs.length);
+      countSubmission('sendBundle', 'accepted');
       return ok(receipt);
     },
 
