@@ -1,5 +1,6 @@
 /** The journal's schema, and the one SQLite transaction a group of writes makes. */
 import type { NewSubmission, StateChange } from './journal';
+import type Database from 'better-sqlite3';
 import type { Migrations, SqliteDatabase } from './sqlite-database';
 
 export const MIGRATIONS: Migrations = [
@@ -61,23 +62,53 @@ export interface WriteBatch {
   readonly attempts: readonly { readonly seq: number; readonly position: number }[];
 }
 
+/** Rows per multi-row INSERT: one statement of many rows costs a quarter less per row than one per row (measured). */
+const ROWS_PER_INSERT = 32;
+
+/**
+ * `INSERT … VALUES (…), (…), …` statements for every row count up to ROWS_PER_INSERT,
+ * prepared when first needed; `insert(values, columns)` writes flat `values` in as few
+ * statements as it can.
+ */
+function multiRowInsert(db: SqliteDatabase, head: string, columns: number) {
+  const statements = new Map<number, Database.Statement>();
+  const statement = (rows: number) => {
+    let found = statements.get(rows);
+    if (found === undefined) {
+      const row = `(${new Array(columns).fill('?').join(', ')})`;
+      found = db.prepare(`${head} VALUES ${new Array(rows).fill(row).join(', ')}`);
+      statements.set(rows, found);
+    }
+    return found;
+  };
+  return (values: unknown[]): void => {
+    const rows = values.length / columns;
+    for (let at = 0; at < rows; at += ROWS_PER_INSERT) {
+      const count = Math.min(ROWS_PER_INSERT, rows - at);
+      statement(count).run(at === 0 && count === rows ? values : values.slice(at * columns, (at + count) * columns));
+    }
+  };
+}
+
 /** The transaction that writes a batch, on `db`. */
 export function journalWrites(db: SqliteDatabase): (batch: WriteBatch) => void {
-  const insertSubmission = db.prepare(
-    'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insertTransaction = db.prepare(
-    'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insertSubmissions = multiRowInsert(db, 'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)', 8);
+  const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
   const updateTransaction = db.prepare(
     'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason), error = COALESCE(?, error) WHERE seq = ? AND position = ?',
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
   return db.transaction(({ now, records, changes, attempts }: WriteBatch) => {
-    for (const { seq, submission } of records) {
-      insertSubmission.run(seq, submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now);
-      submission.transactions.forEach((tx, position) => insertTransaction.run(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
+    if (records.length > 0) {
+      const submissions: unknown[] = [];
+      const transactions: unknown[] = [];
+      for (const { seq, submission } of records) {
+        submissions.push(seq, submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now);
+        submission.transactions.forEach((tx, position) => transactions.push(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
+      }
+      insertSubmissions(submissions);
+      insertTransactions(transactions);
     }
     const touched = new Set<number>();
     for (const change of changes) {

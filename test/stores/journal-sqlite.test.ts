@@ -59,6 +59,34 @@ describe('SQLite journal', () => {
     }
   });
 
+  it('writes a large group in one commit (many rows per INSERT, in chunks) with every field intact', async () => {
+    const dir = makeDataDir();
+    try {
+      const journal = createSqliteJournal(path.join(dir, 'journal.sqlite'));
+      // 70 submissions, 110 transactions, in one turn: more rows than one INSERT takes.
+      const subs = Array.from({ length: 70 }, (_, i) =>
+        i % 7 === 0 ? submission('batch', 5) : i % 11 === 0 ? submission('bundle', 2, crypto.randomBytes(32).toString('hex')) : submission('transaction', 1),
+      ).map((s, i) => (i % 3 === 0 ? { ...s, antiMev: true, transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) } : s));
+      const seqs = await Promise.all(subs.map((s) => journal.record(s)));
+      assert.deepEqual(seqs, subs.map((_, i) => i + 1));
+      const entries = await journal.after(0);
+      assert.equal(entries.length, subs.length);
+      entries.forEach((entry, i) => {
+        const sub = subs[i]!;
+        assert.equal(entry.seq, i + 1);
+        assert.deepEqual([entry.kind, entry.keyId, entry.antiMev, entry.bundleId, entry.routes], [sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes]);
+        assert.deepEqual(
+          entry.transactions.map((tx) => [tx.position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason]),
+          sub.transactions.map((tx, position) => [position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason ?? null]),
+          `submission ${i + 1}`,
+        );
+      });
+      await journal.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('migrates a version-1 journal (AUTOINCREMENT, signature index inside) keeping every row, and finds rows created since a time', async () => {
     const dir = makeDataDir();
     const file = path.join(dir, 'journal.sqlite');
