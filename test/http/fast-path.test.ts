@@ -1,33 +1,27 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, type Connection } from '@solana/web3.js';
+import { describe, it } from 'node:test';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import type { Authenticator } from '../../src/auth/authenticator';
 import { fastPathRequestsTotal } from '../../src/metrics/metrics';
 import { createFastPath, type Answerer } from '../../src/http/fast-path';
 import type { ApiKeyRecord } from '../../src/stores/key-store';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { connect, fundedKeypair, transferTx } from '../helpers/solana';
+import { useGateway } from '../helpers/use-gateway';
+import { fundedKeypair, transferTx } from '../helpers/solana';
 
-let gw: TestGateway;
-let connection: Connection;
-before(async () => {
-  gw = await startTestGateway();
-  connection = connect(gw.url, gw.key);
-});
-after(() => gw.close());
+const ctx = useGateway();
 
 /** The raw answer: status, content type and body text. */
 async function raw(url: string, body: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': gw.key, ...headers }, body });
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': ctx.gw.key, ...headers }, body });
   return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
 }
 
 describe('the fast path for POST / and POST /submit-batch (cross-checked against the Fastify routes)', () => {
   it('answers exactly as Fastify does, for successes and for every kind of refusal', async () => {
-    const alice = await fundedKeypair(connection);
-    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(connection, alice, Keypair.generate().publicKey, i * LAMPORTS_PER_SOL * 0.01)));
+    const alice = await fundedKeypair(ctx.connection);
+    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * LAMPORTS_PER_SOL * 0.01)));
     const rpcBodies = [
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [txs[0], { encoding: 'base64' }] }),
       JSON.stringify({ jsonrpc: '2.0', id: 'x', method: 'sendTransaction', params: [txs[0], { encoding: 'base64' }] }), // a duplicate
@@ -42,8 +36,8 @@ describe('the fast path for POST / and POST /submit-batch (cross-checked against
     const served = async () => (await fastPathRequestsTotal.get()).values[0]?.value ?? 0;
     const before = await served();
     for (const body of rpcBodies) {
-      const fast = await raw(`${gw.url}/`, body);
-      const fastify = await raw(`${gw.url}/api/v1/transactions`, body); // a Jito path: always Fastify
+      const fast = await raw(`${ctx.gw.url}/`, body);
+      const fastify = await raw(`${ctx.gw.url}/api/v1/transactions`, body); // a Jito path: always Fastify
       assert.deepEqual(fast, fastify, body);
     }
     const batchBodies = [
@@ -54,11 +48,11 @@ describe('the fast path for POST / and POST /submit-batch (cross-checked against
       'not json',
     ];
     for (const body of batchBodies) {
-      const fast = await raw(`${gw.url}/submit-batch`, body);
-      const fastify = await raw(`${gw.url}/submit-batch?anti_mev=0`, body); // a query string: Fastify
+      const fast = await raw(`${ctx.gw.url}/submit-batch`, body);
+      const fastify = await raw(`${ctx.gw.url}/submit-batch?anti_mev=0`, body); // a query string: Fastify
       assert.deepEqual(fast, fastify, body);
     }
-    assert.match((await raw(`${gw.url}/`, rpcBodies[0]!)).body, /"result":"\w{80,90}"/);
+    assert.match((await raw(`${ctx.gw.url}/`, rpcBodies[0]!)).body, /"result":"\w{80,90}"/);
     // Every request to the exact paths (the empty body has a Content-Length of 0: taken too).
     assert.equal((await served()) - before, rpcBodies.length + batchBodies.length + 1);
   });

@@ -1,34 +1,28 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
+import { describe, it } from 'node:test';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { JitoJsonRpcClient } from 'jito-js-rpc';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import { useGateway } from '../helpers/use-gateway';
 import { post, rpc } from '../helpers/rpc';
 import { balanceOf, connect, failingTransferTx, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 
-let gw: TestGateway;
-let connection: Connection;
+const ctx = useGateway();
 
-before(async () => {
-  gw = await startTestGateway();
-  connection = connect(gw.url, gw.key);
-});
-after(() => gw.close());
-
-const sendBundle = (txs: unknown, key = gw.key, config: unknown = { encoding: 'base64' }) => rpc(gw.url, key, 'sendBundle', [txs, config]);
+const sendBundle = (txs: unknown, key = ctx.gw.key, config: unknown = { encoding: 'base64' }) => rpc(ctx.gw.url, key, 'sendBundle', [txs, config]);
 const firstSignature = (tx: string) => bs58.encode(Transaction.from(Buffer.from(tx, 'base64')).signature!);
 /** Jito's derivation, written out independently of Slipway's code. */
 const expectedBundleId = (txs: string[]) => crypto.createHash('sha256').update(txs.map(firstSignature).join(',')).digest('hex');
 
 describe('sendBundle', () => {
   it('executes a bundle atomically and in order, and returns the Jito bundle ID', async () => {
-    const alice = await fundedKeypair(connection);
+    const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
     // The second transfer spends what the first one gave bob: it works only in order.
-    const first = await transferTx(connection, alice, bob.publicKey, 2 * LAMPORTS_PER_SOL);
-    const { blockhash } = await connection.getLatestBlockhash();
+    const first = await transferTx(ctx.connection, alice, bob.publicKey, 2 * LAMPORTS_PER_SOL);
+    const { blockhash } = await ctx.connection.getLatestBlockhash();
     const second = new Transaction({ feePayer: bob.publicKey, recentBlockhash: blockhash }).add(
       SystemProgram.transfer({ fromPubkey: bob.publicKey, toPubkey: alice.publicKey, lamports: LAMPORTS_PER_SOL }),
     );
@@ -38,28 +32,28 @@ describe('sendBundle', () => {
     assert.equal(answer.status, 200);
     assert.equal(answer.body.result, expectedBundleId(txs));
     assert.match(answer.body.result, /^[0-9a-f]{64}$/);
-    assert.equal(await balanceOf(connection, bob.publicKey), LAMPORTS_PER_SOL - 5000);
-    assert.equal(await balanceOf(connection, alice.publicKey), 10 * LAMPORTS_PER_SOL - 2 * LAMPORTS_PER_SOL - 5000 + LAMPORTS_PER_SOL);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), LAMPORTS_PER_SOL - 5000);
+    assert.equal(await balanceOf(ctx.connection, alice.publicKey), 10 * LAMPORTS_PER_SOL - 2 * LAMPORTS_PER_SOL - 5000 + LAMPORTS_PER_SOL);
 
-    const statuses = await rpc(gw.url, gw.key, 'getBundleStatuses', [[answer.body.result]]);
+    const statuses = await rpc(ctx.gw.url, ctx.gw.key, 'getBundleStatuses', [[answer.body.result]]);
     const status = statuses.body.result.value[0];
     assert.equal(status.bundle_id, answer.body.result);
     assert.deepEqual(status.err, { Ok: null });
     assert.equal(status.transactions.length, 2);
-    const inflight = await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[answer.body.result, 'f'.repeat(64)]]);
+    const inflight = await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[answer.body.result, 'f'.repeat(64)]]);
     assert.equal(inflight.body.result.value[0].status, 'Landed');
     assert.equal(inflight.body.result.value[1].status, 'Invalid');
   });
 
   it('rejects a bundle whose last transaction fails: no effect remains, and each member can be sent again', async () => {
-    const alice = await fundedKeypair(connection);
-    const carol = await fundedKeypair(connection, 1);
+    const alice = await fundedKeypair(ctx.connection);
+    const carol = await fundedKeypair(ctx.connection, 1);
     const bob = Keypair.generate();
-    const aliceBefore = await balanceOf(connection, alice.publicKey);
+    const aliceBefore = await balanceOf(ctx.connection, alice.publicKey);
     const txs = [
-      await transferTx(connection, alice, bob.publicKey, 1_000_000),
-      await transferTx(connection, alice, bob.publicKey, 2_000_000),
-      await failingTransferTx(connection, carol, bob.publicKey),
+      await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000),
+      await transferTx(ctx.connection, alice, bob.publicKey, 2_000_000),
+      await failingTransferTx(ctx.connection, carol, bob.publicKey),
     ];
     const answer = await sendBundle(txs);
     assert.equal(answer.status, 200);
@@ -67,46 +61,46 @@ describe('sendBundle', () => {
     assert.match(answer.body.error.message, /^Bundle rejected: transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1; none of the bundle's transactions was processed$/);
     assert.equal(answer.body.error.data.failedTransactionIndex, 2);
     assert.equal(answer.body.error.data.bundleId, expectedBundleId(txs));
-    assert.equal(await balanceOf(connection, bob.publicKey), 0);
-    assert.equal(await balanceOf(connection, alice.publicKey), aliceBefore, 'not even a fee');
-    assert.equal(await balanceOf(connection, carol.publicKey), LAMPORTS_PER_SOL, 'the failing member paid no fee');
-    const { value } = await connection.getSignatureStatuses(txs.map(firstSignature));
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 0);
+    assert.equal(await balanceOf(ctx.connection, alice.publicKey), aliceBefore, 'not even a fee');
+    assert.equal(await balanceOf(ctx.connection, carol.publicKey), LAMPORTS_PER_SOL, 'the failing member paid no fee');
+    const { value } = await ctx.connection.getSignatureStatuses(txs.map(firstSignature));
     assert.deepEqual(value, [null, null, null], 'none appears as processed');
-    const inflight = await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[answer.body.error.data.bundleId]]);
+    const inflight = await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[answer.body.error.data.bundleId]]);
     assert.equal(inflight.body.result.value[0].status, 'Failed');
 
     // Rejected means not processed: the first member alone, then the first two as a bundle.
-    const alone = await rpc(gw.url, gw.key, 'sendTransaction', [txs[0], { encoding: 'base64' }]);
-    await waitForStatus(connection, alone.body.result);
+    const alone = await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [txs[0], { encoding: 'base64' }]);
+    await waitForStatus(ctx.connection, alone.body.result);
     const again = await sendBundle([txs[1]]);
     assert.equal(typeof again.body.result, 'string');
-    assert.equal(await balanceOf(connection, bob.publicKey), 3_000_000);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 3_000_000);
   });
 
   it('answers a landed bundle sent again with its ID, without executing it twice', async () => {
-    const alice = await fundedKeypair(connection);
+    const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
-    const txs = [await transferTx(connection, alice, bob.publicKey, 1_000_000)];
+    const txs = [await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000)];
     const first = await sendBundle(txs);
     const second = await sendBundle(txs);
     assert.equal(second.body.result, first.body.result);
-    assert.equal(await balanceOf(connection, bob.publicKey), 1_000_000);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
   });
 
   it('a bundle containing a transaction that already landed is rejected whole', async () => {
-    const alice = await fundedKeypair(connection);
+    const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
-    const landed = await transferTx(connection, alice, bob.publicKey, 1_000_000);
-    await waitForStatus(connection, (await rpc(gw.url, gw.key, 'sendTransaction', [landed, { encoding: 'base64' }])).body.result);
-    const fresh = await transferTx(connection, alice, bob.publicKey, 5_000_000);
+    const landed = await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000);
+    await waitForStatus(ctx.connection, (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [landed, { encoding: 'base64' }])).body.result);
+    const fresh = await transferTx(ctx.connection, alice, bob.publicKey, 5_000_000);
     const answer = await sendBundle([fresh, landed]);
     assert.equal(answer.body.error.code, -32090);
     assert.match(answer.body.error.message, /transaction 2 of 2 .* failed: This transaction has already been processed/);
-    assert.equal(await balanceOf(connection, bob.publicKey), 1_000_000);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
   });
 
   it('refuses a key without bundle permission with HTTP 403', async () => {
-    const answer = await sendBundle(['AAAA'], gw.plainKey);
+    const answer = await sendBundle(['AAAA'], ctx.gw.plainKey);
     assert.equal(answer.status, 403);
     assert.equal(answer.body.error.code, -32099);
     assert.match(answer.body.error.message, /may not call sendBundle: bundles are enabled per key \(bin\/slipway keys set key_\w+ --bundle on\)/);
@@ -114,8 +108,8 @@ describe('sendBundle', () => {
   });
 
   it('refuses the same transaction twice, more than 5, none, and a bad encoding', async () => {
-    const alice = await fundedKeypair(connection);
-    const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000);
+    const alice = await fundedKeypair(ctx.connection);
+    const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
     const twice = await sendBundle([tx, tx]);
     assert.equal(twice.body.error.code, -32602);
     assert.equal(twice.body.error.message, 'transaction 2 (params[0][1]) repeats transaction 1: a bundle cannot contain the same transaction twice');
@@ -123,7 +117,7 @@ describe('sendBundle', () => {
     assert.equal(six.body.error.message, 'params[0] has 6 transactions; at most 5');
     const none = await sendBundle([]);
     assert.equal(none.body.error.message, 'params[0] is empty: a bundle needs 1 to 5 transactions');
-    const encoding = await sendBundle([tx], gw.key, { encoding: 'base58' });
+    const encoding = await sendBundle([tx], ctx.gw.key, { encoding: 'base58' });
     assert.equal(encoding.body.error.message, 'params[1].encoding must be "base64" (got "base58")');
     const unsigned = Buffer.from(tx, 'base64');
     unsigned.fill(0, 1, 65);
@@ -135,15 +129,15 @@ describe('sendBundle', () => {
 
 describe('Jito-compatible paths', () => {
   it('jito-js-rpc sends a bundle with the key as its uuid and reads its status', async () => {
-    const alice = await fundedKeypair(connection);
-    const client = new JitoJsonRpcClient(`${gw.url}/api/v1`, gw.key);
+    const alice = await fundedKeypair(ctx.connection);
+    const client = new JitoJsonRpcClient(`${ctx.gw.url}/api/v1`, ctx.gw.key);
     const tipAccounts = await client.getTipAccounts();
     const accounts = tipAccounts.result ?? [];
     assert.equal(accounts.length, 8);
     const tip = new PublicKey(accounts[0]!);
-    const tipBefore = await balanceOf(connection, tip);
+    const tipBefore = await balanceOf(ctx.connection, tip);
     const bob = Keypair.generate();
-    const { blockhash } = await connection.getLatestBlockhash();
+    const { blockhash } = await ctx.connection.getLatestBlockhash();
     const tx = new Transaction({ feePayer: alice.publicKey, recentBlockhash: blockhash }).add(
       SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: 1_000_000 }),
       SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: tip, lamports: 1_000_000 }),
@@ -154,26 +148,26 @@ describe('Jito-compatible paths', () => {
     assert.equal(sent.result, expectedBundleId([encoded]));
     const landed = await client.confirmInflightBundle(sent.result!, 5000);
     assert.equal((landed as { bundle_id?: string }).bundle_id, sent.result);
-    assert.equal(await balanceOf(connection, bob.publicKey), 1_000_000);
-    assert.equal(await balanceOf(connection, tip), tipBefore + 1_000_000);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
+    assert.equal(await balanceOf(ctx.connection, tip), tipBefore + 1_000_000);
   });
 
   it('accepts the key in x-jito-auth and uuid on Jito paths only', async () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'getTipAccounts', params: [] };
-    assert.equal((await post(`${gw.url}/api/v1/bundles`, body, { 'x-jito-auth': gw.key })).status, 200);
-    assert.equal((await post(`${gw.url}/api/v1/transactions?uuid=${gw.key}`, body)).status, 200);
-    assert.equal((await post(`${gw.url}/?uuid=${gw.key}`, body)).status, 401);
-    assert.equal((await post(`${gw.url}/`, body, { 'x-jito-auth': gw.key })).status, 401);
+    assert.equal((await post(`${ctx.gw.url}/api/v1/bundles`, body, { 'x-jito-auth': ctx.gw.key })).status, 200);
+    assert.equal((await post(`${ctx.gw.url}/api/v1/transactions?uuid=${ctx.gw.key}`, body)).status, 200);
+    assert.equal((await post(`${ctx.gw.url}/?uuid=${ctx.gw.key}`, body)).status, 401);
+    assert.equal((await post(`${ctx.gw.url}/`, body, { 'x-jito-auth': ctx.gw.key })).status, 401);
   });
 
   it('sendTransaction on /api/v1/transactions lands a transaction', async () => {
-    const alice = await fundedKeypair(connection);
+    const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
-    const client = new JitoJsonRpcClient(`${gw.url}/api/v1`, gw.key);
-    const tx = await transferTx(connection, alice, bob.publicKey, 1_000_000);
+    const client = new JitoJsonRpcClient(`${ctx.gw.url}/api/v1`, ctx.gw.key);
+    const tx = await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000);
     const sent = await client.sendTxn([tx, { encoding: 'base64' }]);
-    await waitForStatus(connection, sent.result!);
-    assert.equal(await balanceOf(connection, bob.publicKey), 1_000_000);
+    await waitForStatus(ctx.connection, sent.result!);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
   });
 });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   MINT_SIZE,
   TOKEN_PROGRAM_ID,
@@ -10,33 +10,27 @@ import {
   getAccount,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { Keypair, SystemProgram, Transaction, type Connection, type TransactionInstruction } from '@solana/web3.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { connect, fundedKeypair, waitForStatus } from '../helpers/solana';
+import { Keypair, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { useGateway } from '../helpers/use-gateway';
+import { fundedKeypair, waitForStatus } from '../helpers/solana';
 
-let gw: TestGateway;
-let connection: Connection;
-before(async () => {
-  gw = await startTestGateway();
-  connection = connect(gw.url, gw.key);
-});
-after(() => gw.close());
+const ctx = useGateway();
 
 async function sendSigned(payer: Keypair, signers: Keypair[], ...instructions: TransactionInstruction[]): Promise<string> {
-  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: (await connection.getLatestBlockhash()).blockhash }).add(...instructions);
+  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: (await ctx.connection.getLatestBlockhash()).blockhash }).add(...instructions);
   tx.sign(payer, ...signers);
-  const signature = await connection.sendRawTransaction(tx.serialize());
-  const status = await waitForStatus(connection, signature);
+  const signature = await ctx.connection.sendRawTransaction(tx.serialize());
+  const status = await waitForStatus(ctx.connection, signature);
   assert.equal(status.err, null);
   return signature;
 }
 
 describe('SPL token through the gateway', () => {
   it('creates a mint, mints, and transfers tokens between associated accounts', async () => {
-    const alice = await fundedKeypair(connection);
+    const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
     const mint = Keypair.generate();
-    const rent = await connection.getMinimumBalanceForRentExemption(MINT_SIZE);
+    const rent = await ctx.connection.getMinimumBalanceForRentExemption(MINT_SIZE);
     await sendSigned(
       alice,
       [mint],
@@ -53,7 +47,7 @@ describe('SPL token through the gateway', () => {
       createMintToInstruction(mint.publicKey, aliceAta, alice.publicKey, 1_000_000n),
     );
     await sendSigned(alice, [], createTransferInstruction(aliceAta, bobAta, alice.publicKey, 250_000n));
-    assert.equal((await getAccount(connection, aliceAta, 'processed')).amount, 750_000n);
-    assert.equal((await getAccount(connection, bobAta, 'processed')).amount, 250_000n);
+    assert.equal((await getAccount(ctx.connection, aliceAta, 'processed')).amount, 750_000n);
+    assert.equal((await getAccount(ctx.connection, bobAta, 'processed')).amount, 250_000n);
   });
 });

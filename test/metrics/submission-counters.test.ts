@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, type Connection } from '@solana/web3.js';
+import { describe, it } from 'node:test';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { submissionsTotal, transactionsTotal } from '../../src/metrics/metrics';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { useGateway } from '../helpers/use-gateway';
 import { post } from '../helpers/rpc';
-import { connect, fundedKeypair, transferTx } from '../helpers/solana';
+import { fundedKeypair, transferTx } from '../helpers/solana';
 
-let gw: TestGateway;
-let connection: Connection;
-
-before(async () => {
-  gw = await startTestGateway();
-  connection = connect(gw.url, gw.key);
-});
-after(() => gw.close());
+const ctx = useGateway();
 
 /** The counter's value for one label set, as prom-client reports it. */
 async function valueOf(counter: typeof submissionsTotal | typeof transactionsTotal, labels: Record<string, string>): Promise<number> {
@@ -34,9 +27,9 @@ describe('submission counters (counted on the hot path, handed to prom-client wh
     // Every series exists from the start, at zero until counted.
     assert.equal(before.bundles, 0);
 
-    const alice = await fundedKeypair(connection);
-    const tx = await transferTx(connection, alice, Keypair.generate().publicKey, LAMPORTS_PER_SOL / 10);
-    const send = () => post(`${gw.url}/`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key });
+    const alice = await fundedKeypair(ctx.connection);
+    const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, LAMPORTS_PER_SOL / 10);
+    const send = () => post(`${ctx.gw.url}/`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': ctx.gw.key });
     const first = await send();
     const again = await send();
     assert.equal(typeof first.body.result, 'string');
