@@ -18,10 +18,7 @@ export interface AdaptiveVerifier extends SignatureVerifier {
   readonly inline: boolean;
 }
 
-/** Past this many transactions waiting for the workers, the request thread verifies too. */
-const BACKLOG = Number(process.env.SLIPWAY_BACKLOG ?? 1e9);
-
-export function createAdaptiveVerifier(workers: SignatureVerifier & { backlog?: () => number }, load: ThreadLoad): AdaptiveVerifier {
+export function createAdaptiveVerifier(workers: SignatureVerifier, load: ThreadLoad): AdaptiveVerifier {
   inlineVerificationGauge.set(1);
   const where = createOffloadSwitch(load, INITIAL_COST_MS, (inline) => inlineVerificationGauge.set(inline ? 1 : 0));
   return {
@@ -29,7 +26,7 @@ export function createAdaptiveVerifier(workers: SignatureVerifier & { backlog?: 
       return where.inline;
     },
     verify(wire) {
-      if (!where.inline && (workers.backlog?.() ?? 0) < BACKLOG) {
+      if (!where.inline) {
         where.ran(wire.signatures.length);
         return workers.verify(wire);
       }
