@@ -28,7 +28,6 @@ export const countTransactions = (operation: Operation, count = 1): void => {
   transactionCounts[operationIndex(operation)]! += count;
 };
 
-
 /**
  * A counter's `collect`: moves what `counts` gained since the last collection into the
  * counter, entry i under `labels[i]` (inc by 0 too: every series exists from the first scrape).

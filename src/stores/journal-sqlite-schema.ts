@@ -67,8 +67,8 @@ const ROWS_PER_INSERT = 32;
 
 /**
  * `INSERT … VALUES (…), (…), …` statements for every row count up to ROWS_PER_INSERT,
- * prepared when first needed; `insert(values, columns)` writes flat `values` in as few
- * statements as it can.
+ * prepared when first needed; the function returned writes `values` (row after row, flat) in
+ * as few statements as it can.
  */
 function multiRowInsert(db: SqliteDatabase, head: string, columns: number) {
   const statements = new Map<number, Database.Statement>();

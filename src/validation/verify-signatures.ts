@@ -21,7 +21,8 @@ export function verifyTransactionSignatures(tx: WireTransaction): SignatureCheck
   return { valid: true };
 }
 
-function isAllZero(bytes: Buffer): boolean {
+/** Whether a signature was left blank (all zeros): reported as unsigned rather than forged. */
+export function isAllZero(bytes: Buffer): boolean {
   for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
 }

@@ -7,17 +7,13 @@
 import { isMainThread, workerData } from 'node:worker_threads';
 import sodium from 'sodium-native';
 import { serveSlotRing, type SlotRingMemory } from '../runtime/slot-ring';
+import { isAllZero } from './verify-signatures';
 import type { WireTransaction } from './wire-transaction';
 
 export const EMPTY_FLAG = 0x4000;
 
 /** The largest packed transaction: 1232 wire bytes, plus 32 per signer for its key (at most 12 fit). */
 export const PACKED_MAX_BYTES = 2048;
-
-function isAllZero(bytes: Buffer): boolean {
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) return false;
-  return true;
-}
 
 /** Layout: u8 signer count n, n×64 signatures, n×32 signer keys, the message (to the end). Returns the length. */
 export function packTransaction(wire: WireTransaction, target: Buffer): number {
