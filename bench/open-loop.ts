@@ -80,11 +80,14 @@ export async function runOpenLoop(options: OpenLoopOptions, recorder: LatencyRec
   let sent = 0;
   const inFlight = new Set<Promise<void>>();
 
+  // The same headers as a JSON-RPC client (and load.ts) sends: without a Content-Type,
+  // Slipway's fast path steps aside and Fastify answers, which is not what clients get.
+  const headers = { 'content-type': 'application/json', ...options.headers };
   const send = () => {
     const body = options.nextBody();
     const t0 = process.hrtime.bigint();
     const p = pool
-      .request({ path: options.path, method: 'POST', headers: options.headers, body })
+      .request({ path: options.path, method: 'POST', headers, body })
       .then(async (response) => {
         const text = await response.body.text();
         const micros = Number((process.hrtime.bigint() - t0) / 1000n);

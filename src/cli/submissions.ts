@@ -19,7 +19,7 @@ export async function runSubmissions(args: string[]): Promise<number> {
     'data-dir': { type: 'string' },
   });
   const config = resolveConfig({ dataDir: values['data-dir'] });
-  const journal = createSqliteJournal(dataPaths(config.dataDir).journal);
+  const journal = createSqliteJournal(dataPaths(config.dataDir).journal, { reader: true });
   try {
     let entries: JournalEntry[];
     if (action === 'list') {

@@ -1,5 +1,6 @@
-/** The journal's schema, and the one SQLite transaction a group of writes makes. */
+/** The journal's schema, and the SQLite transaction that applies groups of writes from the journal log. */
 import type { NewSubmission, StateChange } from './journal';
+import type { LogPosition } from './journal-log';
 import type Database from 'better-sqlite3';
 import type { Migrations, SqliteDatabase } from './sqlite-database';
 
@@ -52,9 +53,12 @@ export const MIGRATIONS: Migrations = [
    CREATE INDEX submissions_bundle_id ON submissions(bundle_id) WHERE bundle_id IS NOT NULL;
    DELETE FROM sqlite_sequence WHERE name = 'submissions';
    DROP TABLE signature_index;`,
+  // How far the journal log (journal-log.ts) has been applied to these tables.
+  `CREATE TABLE journal_log_position (id INTEGER PRIMARY KEY CHECK (id = 1), file INTEGER NOT NULL, offset INTEGER NOT NULL);
+   INSERT INTO journal_log_position (id, file, offset) VALUES (1, 0, 0);`,
 ];
 
-/** One group of writes: a transaction. Sequence numbers are given by the request thread, the journal's only writer. */
+/** One group of writes: one frame of the journal log. Sequence numbers are given by the request thread, the journal's only writer. */
 export interface WriteBatch {
   readonly now: number;
   readonly records: readonly { readonly seq: number; readonly submission: NewSubmission }[];
@@ -90,8 +94,19 @@ function multiRowInsert(db: SqliteDatabase, head: string, columns: number) {
   };
 }
 
-/** The transaction that writes a batch, on `db`. */
-export function journalWrites(db: SqliteDatabase): (batch: WriteBatch) => void {
+/** Where the journal log has been applied up to (file 0: nothing yet). */
+export function logPosition(db: SqliteDatabase): LogPosition {
+  return db.prepare('SELECT file, offset FROM journal_log_position WHERE id = 1').get() as LogPosition;
+}
+
+const isAfter = (a: LogPosition, b: LogPosition) => a.file > b.file || (a.file === b.file && a.offset > b.offset);
+
+/**
+ * The transaction that applies frames of the journal log, in order, and records the
+ * position they end at (or `moveTo`, a new file's start). Frames at or before the recorded
+ * position are skipped: another process (bin/slipway submissions) may have applied them.
+ */
+export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: WriteBatch; end: LogPosition }[], moveTo?: LogPosition) => void {
   const insertSubmissions = multiRowInsert(db, 'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)', 8);
   const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
   const updateTransaction = db.prepare(
@@ -99,7 +114,8 @@ export function journalWrites(db: SqliteDatabase): (batch: WriteBatch) => void {
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
-  return db.transaction(({ now, records, changes, attempts }: WriteBatch) => {
+  const setPosition = db.prepare('UPDATE journal_log_position SET file = ?, offset = ? WHERE id = 1');
+  const write = ({ now, records, changes, attempts }: WriteBatch) => {
     if (records.length > 0) {
       const submissions: unknown[] = [];
       const transactions: unknown[] = [];
@@ -118,5 +134,16 @@ export function journalWrites(db: SqliteDatabase): (batch: WriteBatch) => void {
     }
     for (const seq of touched) touchSubmission.run(now, seq);
     for (const item of attempts) addAttempt.run(item.seq, item.position);
+  };
+  return db.transaction((frames: readonly { batch: WriteBatch; end: LogPosition }[], moveTo?: LogPosition) => {
+    const applied = logPosition(db);
+    let position = applied;
+    for (const frame of frames) {
+      if (!isAfter(frame.end, position)) continue;
+      write(frame.batch);
+      position = frame.end;
+    }
+    if (moveTo !== undefined && isAfter(moveTo, position)) position = moveTo;
+    if (position !== applied) setPosition.run(position.file, position.offset);
   });
 }

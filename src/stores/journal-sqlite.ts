@@ -1,12 +1,16 @@
 /**
  * The submission journal in SQLite: one row per submission, one per transaction.
  *
- * Writes are group-committed: everything written in the same turn of the event loop shares
- * one SQLite transaction (one WAL append), and each call resolves only after that commit,
- * so nothing is answered before it is durable.
+ * Writes are group-committed: everything written in the same turn of the event loop is
+ * one frame of the journal log (journal-log.ts), one append, and each call resolves only
+ * after it, so nothing is answered before it is durable. The frames are applied to SQLite
+ * in bulk, a few times a second and before any read; after a crash, start-up applies what
+ * the log holds beyond the position SQLite recorded.
  */
 import bs58 from 'bs58';
-import { journalWrites, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
+import { BatchEncoder, decodeBatch } from './journal-log-codec';
+import { FRAME_HEADER_BYTES, lastLogFile, openJournalLog, readLog, type LogPosition } from './journal-log';
+import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
 import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
 import type { SqliteOptions } from './sqlite-database';
 import { startCheckpointer, WAL_RESTART_BYTES } from './sqlite-checkpointer';
@@ -15,6 +19,12 @@ import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, S
 
 
 const INDEX_INTERVAL_MS = 200;
+/** How often the log's frames are applied to SQLite (reads apply them at once). */
+const APPLY_INTERVAL_MS = 100;
+/** Frames per SQLite transaction when applying: bounds how long one apply holds the thread. */
+const APPLY_MAX_FRAMES = 256;
+/** A log file past this size is replaced by a new one once everything in it is applied. */
+const LOG_ROTATE_BYTES = 16 * 1024 * 1024;
 
 /** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
 function signaturePrefix(wire: Buffer): bigint {
@@ -59,10 +69,19 @@ export interface SqliteJournalOptions extends SqliteOptions {
   readonly checkpointInBackground?: boolean;
   /** With background checkpoints: the WAL size past which it restarts (tests make it small). */
   readonly walRestartBytes?: number;
+  /**
+   * Opens the journal as a reader, beside a server that may be writing it (`bin/slipway
+   * submissions`): it takes no writes, and before each read applies what the log holds
+   * beyond SQLite, so that it sees every write, after a crash too.
+   */
+  readonly reader?: boolean;
+  /** The log file size past which a new file is started (tests make it small). */
+  readonly logRotateBytes?: number;
 }
 
 export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
   const background = options.checkpointInBackground === true;
+  const reader = options.reader === true;
   const walSizeLimit = options.walRestartBytes ?? WAL_RESTART_BYTES;
   const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background, walSizeLimit: background ? walSizeLimit : undefined });
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
@@ -118,12 +137,38 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     }));
 
   // Group commit: everything written in one event-loop turn (new submissions, state
-  // changes, attempt counts) goes into one SQLite transaction, and each caller's promise
-  // resolves after that commit. The commit stays in this thread: handing it to another
-  // thread was measured to cost this thread as much as the commit (structured clone, and
-  // waking the other thread), and added a hop to every answer.
-  const writeHere = journalWrites(db);
+  // changes, attempt counts) is one frame of the journal log, appended in one write, and
+  // each caller's promise resolves after it. SQLite is brought up to date from the frames
+  // held in memory every APPLY_INTERVAL_MS, in transactions of many frames (a commit costs
+  // several times a row), and before every read, so that reads see every write. The writes
+  // stay in this thread: handing them to another thread was measured to cost this thread
+  // as much as the commit (structured clone, and waking the other thread).
+  const applyHere = journalWrites(db);
   const indexWriter = startSignatureIndexWriter(signatureIndexFile(file));
+
+  // Frames in the log beyond what SQLite holds (a crash; or, for a reader, what the
+  // server has not applied yet) are applied first, holding SQLite's write lock throughout.
+  const catchUp = () =>
+    db
+      .transaction(() => {
+        let frames: { batch: WriteBatch; end: LogPosition }[] = [];
+        for (const frame of readLog(file, logPosition(db))) {
+          frames.push({ batch: decodeBatch(frame.payload), end: frame.end });
+          if (frames.length === APPLY_MAX_FRAMES) {
+            applyHere(frames);
+            frames = [];
+          }
+        }
+        applyHere(frames);
+      })
+      .immediate();
+  catchUp();
+  const log = reader ? undefined : openJournalLog(file, lastLogFile(file) + 1, options.synchronous ?? 'NORMAL');
+  if (log !== undefined) {
+    applyHere([], log.position);
+    log.deleteBefore(log.position.file);
+  }
+  const encoder = new BatchEncoder();
 
   let nextSeq = (selectLastSeq.get() as { seq: number }).seq + 1;
   let records: { seq: number; submission: NewSubmission }[] = [];
@@ -131,9 +176,13 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   let attempts: { seq: number; position: number }[] = [];
   let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
+  /** Frames written to the log and not yet to SQLite, in order. */
+  let unapplied: { batch: WriteBatch; end: LogPosition }[] = [];
 
-  // While the checkpointer restarts the WAL, commits wait here (see sqlite-checkpointer.ts).
+  // While the checkpointer restarts the WAL, SQLite writes wait (see sqlite-checkpointer.ts);
+  // the log goes on taking them.
   let held = false;
+  let releaseWaiters: (() => void)[] = [];
   const checkpointer = background
     ? startCheckpointer(file, {
         hold: () => {
@@ -141,26 +190,55 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
         },
         release: () => {
           held = false;
-          if (waiters.length > 0 && !scheduled) flush();
+          for (const waiter of releaseWaiters.splice(0)) waiter();
         },
       }, walSizeLimit)
     : undefined;
 
+  /** Applies up to `maxFrames` unapplied frames to SQLite; after the last, moves to a new log file when this one is large. */
+  const apply = (maxFrames: number) => {
+    if (held || unapplied.length === 0 || log === undefined) return;
+    const taken = unapplied.length <= maxFrames ? unapplied : unapplied.slice(0, maxFrames);
+    unapplied = taken === unapplied ? [] : unapplied.slice(maxFrames);
+    applyHere(taken);
+    if (unapplied.length === 0 && log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) {
+      log.rotate();
+      applyHere([], log.position);
+      log.deleteBefore(log.position.file);
+    }
+  };
+  const applyTimer = setInterval(() => {
+    apply(APPLY_MAX_FRAMES);
+    // More than one transaction's worth waiting: the rest in later turns, so that answers
+    // are not held behind one long write.
+    if (unapplied.length > 0) setImmediate(() => apply(APPLY_MAX_FRAMES));
+  }, APPLY_INTERVAL_MS);
+  applyTimer.unref();
+
+  /** Brings SQLite up to date before a read (waiting out a WAL restart). */
+  const settle = async () => {
+    if (reader) return catchUp();
+    while (held) await new Promise<void>((resolve) => releaseWaiters.push(resolve));
+    apply(Number.POSITIVE_INFINITY);
+  };
+
   const flush = () => {
     scheduled = false;
-    if (held) return; // written on release
     const batch: WriteBatch = { now: Date.now(), records, changes, attempts };
     const batchWaiters = waiters;
     records = [];
     changes = [];
     attempts = [];
     waiters = [];
+    let end: LogPosition;
     try {
-      writeHere(batch);
+      if (log === undefined) throw new Error('this journal was opened as a reader: it does not take writes');
+      end = log.append(encoder.encode(batch, FRAME_HEADER_BYTES));
     } catch (error) {
       for (const waiter of batchWaiters) waiter.reject(error);
       return;
     }
+    unapplied.push({ batch, end });
     for (const { seq, submission } of batch.records) noteForIndex(seq, submission);
     for (const waiter of batchWaiters) waiter.resolve();
   };
@@ -232,15 +310,19 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       if (items.length > 0) await enqueue([], [], items);
     },
     async after(seq) {
+      await settle();
       return hydrate(selectAfter.all(seq) as SubmissionRow[]);
     },
     async since(sinceMs) {
+      await settle();
       return hydrate((selectFrom.all(firstCreatedSince(sinceMs)) as SubmissionRow[]).filter((row) => row.created_at >= sinceMs));
     },
     async unfinished() {
+      await settle();
       return hydrate(selectUnfinished.all(...UNFINISHED) as SubmissionRow[]);
     },
     async find(id) {
+      await settle();
       const seqs = new Set<number>(unindexedBySignature.get(id) ?? []);
       const prefix = prefixOfSignature(id);
       if (prefix !== undefined) for (const seq of index.lookup(prefix)) seqs.add(seq);
@@ -250,6 +332,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       return hydrate(rows).filter((entry) => entry.bundleId === id || entry.transactions.some((tx) => tx.signature === id));
     },
     async list(query: JournalQuery) {
+      await settle();
       const where: string[] = [];
       const args: unknown[] = [];
       if (query.keyId !== undefined) {
@@ -264,12 +347,15 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       return hydrate(db.prepare(sql).all(...args, query.limit ?? 100) as SubmissionRow[]);
     },
     async lastSeq() {
+      await settle();
       return (selectLastSeq.get() as { seq: number }).seq;
     },
     async close() {
       clearInterval(indexTimer);
-      held = false;
+      clearInterval(applyTimer);
       if (waiters.length > 0) flush();
+      await settle();
+      log?.close();
       await flushIndex();
       await indexWriter.close();
       index.close();

@@ -41,6 +41,11 @@ describe('reads answered from the embedded ledger, in Solana shapes (through web
     const db = new Database(dataPaths(ctx.gw.dataDir).journal, { readonly: true });
     const row = (signature: string) =>
       db.prepare('SELECT s.kind, s.anti_mev FROM submissions s JOIN submission_transactions t ON t.seq = s.seq WHERE t.signature = ?').get(signature);
+    // The journal's log reaches these tables a fraction of a second after the answer.
+    for (const started = Date.now(); row(batch.body.signatures[0]) === undefined; ) {
+      assert.ok(Date.now() - started < 5_000, 'the journal tables never got the batch');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     assert.deepEqual(row(protectedOne.body.result), { kind: 'transaction', anti_mev: 0 });
     assert.deepEqual(row(batch.body.signatures[0]), { kind: 'batch', anti_mev: 1 });
     db.close();
