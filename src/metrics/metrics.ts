@@ -91,7 +91,12 @@ export const inlineVerificationGauge = new client.Gauge({
 
 export const walRestartsTotal = new client.Counter({
   name: 'slipway_journal_wal_restarts_total',
-  help: 'Times the journal held its commits for a moment so that its WAL could restart (it grows under continuous writes otherwise).',
+  help: 'Times the journal held its SQLite writes for a moment so that its WAL could restart (it grows under continuous writes otherwise).',
+});
+
+export const journalApplyFailuresTotal = new client.Counter({
+  name: 'slipway_journal_apply_failures_total',
+  help: 'Times applying the journal log to SQLite failed (a full disk, say); the writes stay in the log and are applied on the next try or at the next start.',
 });
 
 export const fastPathRequestsTotal = new client.Counter({

@@ -8,6 +8,7 @@
  * the log holds beyond the position SQLite recorded.
  */
 import bs58 from 'bs58';
+import { journalApplyFailuresTotal } from '../metrics/metrics';
 import { BatchEncoder, decodeBatch } from './journal-log-codec';
 import { FRAME_HEADER_BYTES, lastLogFile, openJournalLog, readLog, type LogPosition } from './journal-log';
 import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
@@ -23,6 +24,8 @@ const INDEX_INTERVAL_MS = 200;
 const APPLY_INTERVAL_MS = 100;
 /** Frames per SQLite transaction when applying: bounds how long one apply holds the thread. */
 const APPLY_MAX_FRAMES = 256;
+/** Frames held in memory while SQLite cannot take them (a full disk) before writes are refused. */
+const MAX_UNAPPLIED_FRAMES = 65_536;
 /** A log file past this size is replaced by a new one once everything in it is applied. */
 const LOG_ROTATE_BYTES = 16 * 1024 * 1024;
 
@@ -200,18 +203,32 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     if (held || unapplied.length === 0 || log === undefined) return;
     const taken = unapplied.length <= maxFrames ? unapplied : unapplied.slice(0, maxFrames);
     unapplied = taken === unapplied ? [] : unapplied.slice(maxFrames);
-    applyHere(taken);
+    try {
+      applyHere(taken);
+    } catch (error) {
+      unapplied = taken.concat(unapplied);
+      throw error;
+    }
     if (unapplied.length === 0 && log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) {
       log.rotate();
       applyHere([], log.position);
       log.deleteBefore(log.position.file);
     }
   };
+  // A failed apply (a full disk, say) leaves the frames in memory and in the log, for the
+  // next try or the next start; answers go on as long as the log takes writes.
+  const applySafely = () => {
+    try {
+      apply(APPLY_MAX_FRAMES);
+    } catch {
+      journalApplyFailuresTotal.inc();
+    }
+  };
   const applyTimer = setInterval(() => {
-    apply(APPLY_MAX_FRAMES);
+    applySafely();
     // More than one transaction's worth waiting: the rest in later turns, so that answers
     // are not held behind one long write.
-    if (unapplied.length > 0) setImmediate(() => apply(APPLY_MAX_FRAMES));
+    if (unapplied.length > 0) setImmediate(applySafely);
   }, APPLY_INTERVAL_MS);
   applyTimer.unref();
 
@@ -233,6 +250,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     let end: LogPosition;
     try {
       if (log === undefined) throw new Error('this journal was opened as a reader: it does not take writes');
+      if (unapplied.length >= MAX_UNAPPLIED_FRAMES) throw new Error('the journal cannot apply its log to SQLite (see slipway_journal_apply_failures_total); refusing writes until it can');
       end = log.append(encoder.encode(batch, FRAME_HEADER_BYTES));
     } catch (error) {
       for (const waiter of batchWaiters) waiter.reject(error);
