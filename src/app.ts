@@ -81,7 +81,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const authenticator = await createAuthenticator(keyStore);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync, checkpointInBackground: true });
+  const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
 
   let ledger: LocalLedger | undefined;
   const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs }, paths.ledger));

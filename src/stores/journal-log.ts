@@ -63,16 +63,95 @@ export function* readLog(journalFile: string, from: LogPosition): Generator<{ pa
     if (number < from.file) continue;
     const bytes = fs.readFileSync(name);
     let at = number === from.file ? from.offset : 0;
-    while (at + FRAME_HEADER_BYTES <= bytes.length) {
-      const length = bytes.readUInt32LE(at);
-      const start = at + FRAME_HEADER_BYTES;
-      if (start + length > bytes.length) break;
-      const payload = bytes.subarray(start, start + length);
-      sodium.crypto_shorthash(checksum, payload, CHECKSUM_KEY);
-      if (!checksum.equals(bytes.subarray(at + 4, start))) break;
-      at = start + length;
+    for (;;) {
+      const payload = frameAt(bytes, at, checksum);
+      if (payload === undefined) break;
+      at += FRAME_HEADER_BYTES + payload.length;
       yield { payload, end: { file: number, offset: at } };
     }
+  }
+}
+
+/** The payload of the frame at `at` in `bytes` if it is whole and its checksum holds. */
+function frameAt(bytes: Buffer, at: number, checksum: Buffer): Buffer | undefined {
+  if (at + FRAME_HEADER_BYTES > bytes.length) return undefined;
+  const length = bytes.readUInt32LE(at);
+  const start = at + FRAME_HEADER_BYTES;
+  if (start + length > bytes.length) return undefined;
+  const payload = bytes.subarray(start, start + length);
+  sodium.crypto_shorthash(checksum, payload, CHECKSUM_KEY);
+  return checksum.equals(bytes.subarray(at + 4, start)) ? payload : undefined;
+}
+
+/**
+ * Follows the log as a writer appends to it, from `position`: each `read()` returns the
+ * frames that are whole since the previous one. A frame still being written is left for
+ * the next read; once the writer has moved to the next file, what remains of this one is
+ * read to its end and then the next file is followed.
+ */
+export class LogTail {
+  private fd: number | undefined;
+  private readonly checksum = Buffer.alloc(sodium.crypto_shorthash_BYTES);
+
+  constructor(
+    private readonly journalFile: string,
+    public position: LogPosition,
+  ) {}
+
+  read(): { payload: Buffer; end: LogPosition }[] {
+    const frames: { payload: Buffer; end: LogPosition }[] = [];
+    for (;;) {
+      if (this.readFile(frames)) continue;
+      // Nothing more here: has the writer moved on? It creates the next file only after its
+      // last write to this one, so one more read of this one, then the next file.
+      const next = logFiles(this.journalFile).find((entry) => entry.number > this.position.file);
+      if (next === undefined || this.readFile(frames)) return frames;
+      this.closeFile();
+      this.position = { file: next.number, offset: 0 };
+    }
+  }
+
+  /** Deletes the files before the one followed (call once what was read is applied). */
+  deleteApplied(): void {
+    for (const { number, name } of logFiles(this.journalFile)) if (number < this.position.file) fs.rmSync(name, { force: true });
+  }
+
+  close(): void {
+    this.closeFile();
+  }
+
+  /** Reads the whole frames after the position in the current file; true if it found any. */
+  private readFile(frames: { payload: Buffer; end: LogPosition }[]): boolean {
+    if (this.fd === undefined) {
+      try {
+        this.fd = fs.openSync(fileName(this.journalFile, this.position.file), 'r');
+      } catch {
+        return false; // not created yet, or deleted once applied
+      }
+    }
+    const size = fs.fstatSync(this.fd).size;
+    if (size <= this.position.offset) return false;
+    const bytes = Buffer.allocUnsafe(size - this.position.offset);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = fs.readSync(this.fd, bytes, filled, bytes.length - filled, this.position.offset + filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    let at = 0;
+    for (;;) {
+      const payload = frameAt(bytes.subarray(0, filled), at, this.checksum);
+      if (payload === undefined) break;
+      at += FRAME_HEADER_BYTES + payload.length;
+      frames.push({ payload, end: { file: this.position.file, offset: this.position.offset + at } });
+    }
+    this.position = { file: this.position.file, offset: this.position.offset + at };
+    return at > 0;
+  }
+
+  private closeFile(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

@@ -3,30 +3,22 @@
  *
  * Writes are group-committed: everything written in the same turn of the event loop is
  * one frame of the journal log (journal-log.ts), one append, and each call resolves only
- * after it, so nothing is answered before it is durable. The frames are applied to SQLite
- * in bulk, a few times a second and before any read; after a crash, start-up applies what
- * the log holds beyond the position SQLite recorded.
+ * after it, so nothing is answered before it is durable. A thread of its own applies the
+ * frames to SQLite in bulk (journal-applier.ts), ten times a second and before any read;
+ * after a crash, start-up applies what the log holds beyond the position SQLite recorded.
  */
 import bs58 from 'bs58';
-import { journalApplyFailuresTotal } from '../metrics/metrics';
 import { BatchEncoder, decodeBatch } from './journal-log-codec';
 import { FRAME_HEADER_BYTES, lastLogFile, openJournalLog, readLog, type LogPosition } from './journal-log';
 import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
 import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
 import type { SqliteOptions } from './sqlite-database';
-import { startCheckpointer, WAL_RESTART_BYTES } from './sqlite-checkpointer';
+import { APPLY_MAX_FRAMES, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
-
 const INDEX_INTERVAL_MS = 200;
-/** How often the log's frames are applied to SQLite (reads apply them at once). */
-const APPLY_INTERVAL_MS = 100;
-/** Frames per SQLite transaction when applying: bounds how long one apply holds the thread. */
-const APPLY_MAX_FRAMES = 256;
-/** Frames held in memory while SQLite cannot take them (a full disk) before writes are refused. */
-const MAX_UNAPPLIED_FRAMES = 65_536;
-/** A log file past this size is replaced by a new one once everything in it is applied. */
+/** A log file past this size is followed by a new one (the applier deletes it once applied). */
 const LOG_ROTATE_BYTES = 16 * 1024 * 1024;
 
 /** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
@@ -69,8 +61,7 @@ interface TransactionRow {
 const UNFINISHED: TransactionState[] = ['forwarded'];
 
 export interface SqliteJournalOptions extends SqliteOptions {
-  readonly checkpointInBackground?: boolean;
-  /** With background checkpoints: the WAL size past which it restarts (tests make it small). */
+  /** The WAL size past which the applier thread restarts it (tests make it small). */
   readonly walRestartBytes?: number;
   /**
    * Opens the journal as a reader, beside a server that may be writing it (`bin/slipway
@@ -83,10 +74,9 @@ export interface SqliteJournalOptions extends SqliteOptions {
 }
 
 export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
-  const background = options.checkpointInBackground === true;
   const reader = options.reader === true;
-  const walSizeLimit = options.walRestartBytes ?? WAL_RESTART_BYTES;
-  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: !background, walSizeLimit: background ? walSizeLimit : undefined });
+  // A writer's WAL is checkpointed by its applier thread; a reader's by SQLite, as usual.
+  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: reader, walSizeLimit: reader ? undefined : (options.walRestartBytes ?? WAL_RESTART_BYTES) });
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
@@ -141,11 +131,11 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
 
   // Group commit: everything written in one event-loop turn (new submissions, state
   // changes, attempt counts) is one frame of the journal log, appended in one write, and
-  // each caller's promise resolves after it. SQLite is brought up to date from the frames
-  // held in memory every APPLY_INTERVAL_MS, in transactions of many frames (a commit costs
-  // several times a row), and before every read, so that reads see every write. The writes
-  // stay in this thread: handing them to another thread was measured to cost this thread
-  // as much as the commit (structured clone, and waking the other thread).
+  // each caller's promise resolves after it. The applier thread (journal-applier.ts)
+  // follows the log into SQLite, and every read first asks it to catch up with what was
+  // written, so that reads see every write. The append stays in this thread: handing the
+  // writes themselves to another thread was measured to cost this thread as much as the
+  // commit did (structured clone, and waking the other thread).
   const applyHere = journalWrites(db);
   const indexWriter = startSignatureIndexWriter(signatureIndexFile(file));
 
@@ -166,11 +156,13 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       })
       .immediate();
   catchUp();
-  const log = reader ? undefined : openJournalLog(file, lastLogFile(file) + 1, options.synchronous ?? 'NORMAL');
+  const synchronous = options.synchronous ?? 'NORMAL';
+  const log = reader ? undefined : openJournalLog(file, lastLogFile(file) + 1, synchronous);
   if (log !== undefined) {
     applyHere([], log.position);
     log.deleteBefore(log.position.file);
   }
+  const applier = log === undefined ? undefined : startJournalApplier(file, synchronous, options.walRestartBytes);
   const encoder = new BatchEncoder();
 
   let nextSeq = (selectLastSeq.get() as { seq: number }).seq + 1;
@@ -179,64 +171,11 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   let attempts: { seq: number; position: number }[] = [];
   let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
-  /** Frames written to the log and not yet to SQLite, in order. */
-  let unapplied: { batch: WriteBatch; end: LogPosition }[] = [];
 
-  // While the checkpointer restarts the WAL, SQLite writes wait (see sqlite-checkpointer.ts);
-  // the log goes on taking them.
-  let held = false;
-  let releaseWaiters: (() => void)[] = [];
-  const checkpointer = background
-    ? startCheckpointer(file, {
-        hold: () => {
-          held = true;
-        },
-        release: () => {
-          held = false;
-          for (const waiter of releaseWaiters.splice(0)) waiter();
-        },
-      }, walSizeLimit)
-    : undefined;
-
-  /** Applies up to `maxFrames` unapplied frames to SQLite; after the last, moves to a new log file when this one is large. */
-  const apply = (maxFrames: number) => {
-    if (held || unapplied.length === 0 || log === undefined) return;
-    const taken = unapplied.length <= maxFrames ? unapplied : unapplied.slice(0, maxFrames);
-    unapplied = taken === unapplied ? [] : unapplied.slice(maxFrames);
-    try {
-      applyHere(taken);
-    } catch (error) {
-      unapplied = taken.concat(unapplied);
-      throw error;
-    }
-    if (unapplied.length === 0 && log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) {
-      log.rotate();
-      applyHere([], log.position);
-      log.deleteBefore(log.position.file);
-    }
-  };
-  // A failed apply (a full disk, say) leaves the frames in memory and in the log, for the
-  // next try or the next start; answers go on as long as the log takes writes.
-  const applySafely = () => {
-    try {
-      apply(APPLY_MAX_FRAMES);
-    } catch {
-      journalApplyFailuresTotal.inc();
-    }
-  };
-  const applyTimer = setInterval(() => {
-    applySafely();
-    // More than one transaction's worth waiting: the rest in later turns, so that answers
-    // are not held behind one long write.
-    if (unapplied.length > 0) setImmediate(applySafely);
-  }, APPLY_INTERVAL_MS);
-  applyTimer.unref();
-
-  /** Brings SQLite up to date before a read (waiting out a WAL restart). */
+  /** Brings SQLite up to date with every write answered so far, before a read. */
   const settle = async () => {
-    if (reader) return catchUp();
-    while (held) await new Promise<void>((resolve) => releaseWaiters.push(resolve));
-    apply(Number.POSITIVE_INFINITY);
+    if (applier === undefined) return catchUp();
+    await applier.catchUp(log!.position);
   };
 
   const flush = () => {
@@ -247,16 +186,14 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     changes = [];
     attempts = [];
     waiters = [];
-    let end: LogPosition;
     try {
       if (log === undefined) throw new Error('this journal was opened as a reader: it does not take writes');
-      if (unapplied.length >= MAX_UNAPPLIED_FRAMES) throw new Error('the journal cannot apply its log to SQLite (see slipway_journal_apply_failures_total); refusing writes until it can');
-      end = log.append(encoder.encode(batch, FRAME_HEADER_BYTES));
+      log.append(encoder.encode(batch, FRAME_HEADER_BYTES));
+      if (log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) log.rotate();
     } catch (error) {
       for (const waiter of batchWaiters) waiter.reject(error);
       return;
     }
-    unapplied.push({ batch, end });
     for (const { seq, submission } of batch.records) noteForIndex(seq, submission);
     for (const waiter of batchWaiters) waiter.resolve();
   };
@@ -370,14 +307,13 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     },
     async close() {
       clearInterval(indexTimer);
-      clearInterval(applyTimer);
       if (waiters.length > 0) flush();
-      await settle();
+      await settle().catch(() => {}); // what is not applied is in the log, for the next start
+      await applier?.close();
       log?.close();
       await flushIndex();
       await indexWriter.close();
       index.close();
-      await checkpointer?.close();
       db.close();
     },
   };

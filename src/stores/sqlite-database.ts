@@ -15,7 +15,7 @@ export type SqliteDatabase = Database.Database;
 
 export interface SqliteOptions {
   readonly synchronous?: 'NORMAL' | 'FULL';
-  /** False when another thread checkpoints the WAL (see sqlite-checkpointer.ts). */
+  /** False when another thread checkpoints the WAL (the journal applier, journal-applier.ts). */
   readonly autoCheckpoint?: boolean;
   /** The size the WAL file is cut back to when it is reset (SQLite's journal_size_limit); none by default. */
   readonly walSizeLimit?: number;

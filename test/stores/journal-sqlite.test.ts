@@ -138,7 +138,7 @@ describe('SQLite journal', () => {
     try {
       const restarts = async () => (await walRestartsTotal.get()).values[0]?.value ?? 0;
       const before = await restarts();
-      const journal = createSqliteJournal(file, { checkpointInBackground: true, walRestartBytes: 256 * 1024 });
+      const journal = createSqliteJournal(file, { walRestartBytes: 256 * 1024 });
       let written = 0;
       let largest = 0;
       let shrank = false;
