@@ -3,28 +3,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import bs58 from 'bs58';
-import type { NewSubmission } from '../../src/stores/journal';
 import { FRAME_HEADER_BYTES, openJournalLog, readLog } from '../../src/stores/journal-log';
 import { BatchEncoder, decodeBatch } from '../../src/stores/journal-log-codec';
 import type { WriteBatch } from '../../src/stores/journal-sqlite-schema';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';
-import { makeDataDir } from '../helpers/gateway';
-
-function submission(kind: NewSubmission['kind'], count: number, extra: Partial<NewSubmission> = {}): NewSubmission {
-  return {
-    kind,
-    keyId: 'key_test',
-    antiMev: false,
-    bundleId: null,
-    routes: ['embedded'],
-    transactions: Array.from({ length: count }, () => {
-      const wire = Buffer.concat([Buffer.from([1]), crypto.randomBytes(64), crypto.randomBytes(40 + crypto.randomInt(900))]);
-      return { signature: bs58.encode(wire.subarray(1, 65)), wire, state: 'forwarded' as const };
-    }),
-    ...extra,
-  };
-}
+import { journalSubmission, withJournalFile } from '../helpers/journal-files';
 
 /** Copies the journal's files as they are on disk now, as a kill -9 would leave them. */
 function crashCopy(dir: string, file: string, to: string): string {
@@ -38,10 +21,10 @@ describe('journal log', () => {
     const batch: WriteBatch = {
       now: 1_795_000_000_123,
       records: [
-        { seq: 7, submission: submission('transaction', 1) },
+        { seq: 7, submission: journalSubmission('transaction', 1) },
         {
           seq: 2 ** 40,
-          submission: submission('bundle', 3, {
+          submission: journalSubmission('bundle', 3, {
             keyId: 'clé_ünïcode',
             antiMev: true,
             bundleId: 'f'.repeat(64),
@@ -51,7 +34,7 @@ describe('journal log', () => {
         {
           seq: 9,
           submission: {
-            ...submission('batch', 2, { routes: [] }),
+            ...journalSubmission('batch', 2, { routes: [] }),
             transactions: [
               { signature: 'a', wire: Buffer.alloc(0), state: 'rejected', reason: 'no upstream took it — try again' },
               { signature: 'b', wire: Buffer.from([1, 2, 3]), state: 'expired' },
@@ -68,17 +51,15 @@ describe('journal log', () => {
     const small = encoder.encode({ now: 1, records: [], changes: [], attempts: [] }, FRAME_HEADER_BYTES);
     assert.deepEqual(decodeBatch(small.subarray(FRAME_HEADER_BYTES)), { now: 1, records: [], changes: [], attempts: [] });
     // A group larger than the encoder's buffer makes it grow.
-    const large: WriteBatch = { now: 2, records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: submission('batch', 5) })), changes: [], attempts: [] };
+    const large: WriteBatch = { now: 2, records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: journalSubmission('batch', 5) })), changes: [], attempts: [] };
     assert.deepEqual(decodeBatch(Buffer.from(encoder.encode(large, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES))), large);
     const encoded = Buffer.from(encoder.encode(batch, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES));
     assert.throws(() => decodeBatch(encoded.subarray(0, encoded.length - 3)), /ends early/);
     assert.throws(() => decodeBatch(Buffer.concat([encoded, Buffer.from([0])])), /bytes after/);
   });
 
-  it('reads back frames in order across files, and stops a file at a torn or corrupt frame', () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+  it('reads back frames in order across files, and stops a file at a torn or corrupt frame', async () => {
+    await withJournalFile(async (file, dir) => {
       const log = openJournalLog(file, 1, 'NORMAL');
       const payload = (text: string) => Buffer.concat([Buffer.alloc(FRAME_HEADER_BYTES), Buffer.from(text)]);
       const first = log.append(payload('one'));
@@ -96,17 +77,13 @@ describe('journal log', () => {
       bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
       fs.writeFileSync(`${file}-log.1`, bytes);
       assert.deepEqual(texts(), ['one', 'three']);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('after a crash before SQLite had them, start-up applies the logged writes, ignores a torn tail, and numbering goes on', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       const journal = createSqliteJournal(file);
-      const subs = [submission('transaction', 1), submission('batch', 3), submission('bundle', 2, { bundleId: 'b'.repeat(64) })];
+      const subs = [journalSubmission('transaction', 1), journalSubmission('batch', 3), journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) })];
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
       await journal.update([{ seq: seqs[1]!, position: 2, state: 'landed', slot: 5 }]);
       await journal.countAttempts([{ seq: seqs[0]!, position: 0 }]);
@@ -133,27 +110,23 @@ describe('journal log', () => {
       assert.equal(entries[0]!.transactions[0]!.attempts, 1);
       assert.equal(entries[2]!.bundleId, 'b'.repeat(64));
       assert.equal((await reopened.find(subs[2]!.transactions[1]!.signature))[0]!.seq, seqs[2]);
-      assert.equal(await reopened.record(submission('transaction', 1)), 4);
+      assert.equal(await reopened.record(journalSubmission('transaction', 1)), 4);
       await reopened.close();
       const files = fs.readdirSync(path.dirname(copy)).filter((name) => name.includes('-log.'));
       assert.equal(files.length, 1, `only the newest log file is kept (${files.join(', ')})`);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a reader beside a running writer sees every answered write, and the writer does not apply them twice', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       const writer = createSqliteJournal(file);
-      const seq = await writer.record(submission('transaction', 1));
+      const seq = await writer.record(journalSubmission('transaction', 1));
       await writer.countAttempts([{ seq, position: 0 }]);
       const reader = createSqliteJournal(file, { reader: true });
       const seen = await reader.after(0);
       assert.equal(seen.length, 1, 'applied from the log by the reader');
       assert.equal(seen[0]!.transactions[0]!.attempts, 1);
-      await assert.rejects(reader.record(submission('transaction', 1)), /reader/);
+      await assert.rejects(reader.record(journalSubmission('transaction', 1)), /reader/);
       // The writer now applies its own frames, which the reader already applied.
       const [entry] = await writer.after(0);
       assert.equal(entry!.transactions[0]!.attempts, 1, 'an attempt counted once');
@@ -161,19 +134,15 @@ describe('journal log', () => {
       assert.equal((await reader.after(0))[0]!.transactions[0]!.attempts, 2);
       await reader.close();
       await writer.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('starts new log files as they grow, deletes the applied ones, and loses nothing', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       const journal = createSqliteJournal(file, { logRotateBytes: 4096 });
       const signatures: string[] = [];
       for (let round = 0; round < 20; round++) {
-        const subs = Array.from({ length: 5 }, () => submission('transaction', 1));
+        const subs = Array.from({ length: 5 }, () => journalSubmission('transaction', 1));
         await Promise.all(subs.map((s) => journal.record(s)));
         signatures.push(...subs.map((s) => s.transactions[0]!.signature));
         await journal.lastSeq(); // a read applies what the log holds, and may start a new file
@@ -188,8 +157,6 @@ describe('journal log', () => {
         signatures,
       );
       await reopened.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -5,33 +5,15 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import bs58 from 'bs58';
-import type { NewSubmission } from '../../src/stores/journal';
 import { walRestartsTotal } from '../../src/metrics/metrics';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';
-import { makeDataDir } from '../helpers/gateway';
-
-/** A wire-like blob whose first signature is `signature` (the journal reads bytes 1..65). */
-function submission(kind: NewSubmission['kind'], count: number, bundleId: string | null = null): NewSubmission {
-  return {
-    kind,
-    keyId: 'key_test',
-    antiMev: false,
-    bundleId,
-    routes: ['embedded'],
-    transactions: Array.from({ length: count }, () => {
-      const wire = Buffer.concat([Buffer.from([1]), crypto.randomBytes(64), crypto.randomBytes(40)]);
-      return { signature: bs58.encode(wire.subarray(1, 65)), wire, state: 'forwarded' as const };
-    }),
-  };
-}
+import { journalSubmission, withJournalFile } from '../helpers/journal-files';
 
 describe('SQLite journal', () => {
   it('group-commits concurrent records, finds them by signature and bundle ID before and after indexing and across a reopen', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       const journal = createSqliteJournal(file);
-      const subs = [submission('transaction', 1), submission('batch', 3), submission('bundle', 2, 'b'.repeat(64))];
+      const subs = [journalSubmission('transaction', 1), journalSubmission('batch', 3), journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) })];
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
       assert.deepEqual(seqs, [1, 2, 3]);
       const batchMember = subs[1]!.transactions[2]!.signature;
@@ -54,18 +36,15 @@ describe('SQLite journal', () => {
       const again = createSqliteJournal(file);
       assert.equal((await again.find(batchMember)).length, 1, 'found through the index after a clean close');
       await again.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('writes a large group in one commit (many rows per INSERT, in chunks) with every field intact', async () => {
-    const dir = makeDataDir();
-    try {
-      const journal = createSqliteJournal(path.join(dir, 'journal.sqlite'));
+    await withJournalFile(async (file) => {
+      const journal = createSqliteJournal(file);
       // 70 submissions, 110 transactions, in one turn: more rows than one INSERT takes.
       const subs = Array.from({ length: 70 }, (_, i) =>
-        i % 7 === 0 ? submission('batch', 5) : i % 11 === 0 ? submission('bundle', 2, crypto.randomBytes(32).toString('hex')) : submission('transaction', 1),
+        i % 7 === 0 ? journalSubmission('batch', 5) : i % 11 === 0 ? journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') }) : journalSubmission('transaction', 1),
       ).map((s, i) => (i % 3 === 0 ? { ...s, antiMev: true, transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) } : s));
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
       assert.deepEqual(seqs, subs.map((_, i) => i + 1));
@@ -82,15 +61,11 @@ describe('SQLite journal', () => {
         );
       });
       await journal.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('migrates a version-1 journal (AUTOINCREMENT, signature index inside) keeping every row, and finds rows created since a time', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       // Version 1, as the first release wrote it.
       const old = new Database(file);
       old.pragma('journal_mode = WAL');
@@ -104,7 +79,7 @@ describe('SQLite journal', () => {
         CREATE INDEX signature_index_prefix ON signature_index(prefix);
         CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq) WHERE state = 'forwarded';
         PRAGMA user_version = 1;`);
-      const olds = [submission('transaction', 1), submission('batch', 2), submission('transaction', 1)];
+      const olds = [journalSubmission('transaction', 1), journalSubmission('batch', 2), journalSubmission('transaction', 1)];
       olds.forEach((sub, i) => {
         const seq = Number(old.prepare('INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, 0, NULL, ?, ?, ?)')
           .run(sub.kind, sub.keyId, 'embedded', 1_000 * (i + 1), 1_000 * (i + 1)).lastInsertRowid);
@@ -119,7 +94,7 @@ describe('SQLite journal', () => {
       assert.deepEqual((await journal.since(2_001)).map((e) => e.seq), [3]);
       assert.deepEqual((await journal.since(0)).map((e) => e.seq), [1, 2, 3]);
       assert.deepEqual(await journal.since(Date.now() + 60_000), []);
-      assert.equal(await journal.record(submission('transaction', 1)), 4, 'sequence numbers continue after the migration');
+      assert.equal(await journal.record(journalSubmission('transaction', 1)), 4, 'sequence numbers continue after the migration');
       const recent = await journal.since(Date.now() - 60_000);
       assert.deepEqual(recent.map((e) => e.seq), [4]);
       await journal.close();
@@ -127,15 +102,11 @@ describe('SQLite journal', () => {
       assert.equal(db.pragma('user_version', { simple: true }), 3);
       assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
       db.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('keeps its WAL file from growing without bound under continuous writes, losing no commit while it restarts', async () => {
-    const dir = makeDataDir();
-    const file = path.join(dir, 'journal.sqlite');
-    try {
+    await withJournalFile(async (file, dir) => {
       const restarts = async () => (await walRestartsTotal.get()).values[0]?.value ?? 0;
       const before = await restarts();
       const journal = createSqliteJournal(file, { walRestartBytes: 256 * 1024 });
@@ -146,7 +117,7 @@ describe('SQLite journal', () => {
       // A writer that never pauses (a commit every turn of the event loop), until the file
       // has been seen to shrink (after about a second, more on a loaded machine).
       while (!shrank && Date.now() < deadline) {
-        await Promise.all(Array.from({ length: 8 }, () => journal.record(submission('transaction', 1))));
+        await Promise.all(Array.from({ length: 8 }, () => journal.record(journalSubmission('transaction', 1))));
         written += 8;
         const size = fs.statSync(`${file}-wal`).size;
         if (size < largest) shrank = true;
@@ -159,8 +130,6 @@ describe('SQLite journal', () => {
       for (let i = 0; i < 100 && (await restarts()) === before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.ok((await restarts()) > before, 'counted in the metric');
       await journal.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
