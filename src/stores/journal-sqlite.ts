@@ -189,13 +189,19 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     try {
       if (log === undefined) throw new Error('this journal was opened as a reader: it does not take writes');
       log.append(encoder.encode(batch, FRAME_HEADER_BYTES));
-      if (log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) log.rotate();
     } catch (error) {
       for (const waiter of batchWaiters) waiter.reject(error);
       return;
     }
     for (const { seq, submission } of batch.records) noteForIndex(seq, submission);
     for (const waiter of batchWaiters) waiter.resolve();
+    if (log.position.offset >= (options.logRotateBytes ?? LOG_ROTATE_BYTES)) {
+      try {
+        log.rotate();
+      } catch {
+        // The writes are safe in this file, which simply grows: tried again after the next group.
+      }
+    }
   };
 
   // The signature index is written in bulk, sorted, by its own thread every 200 ms: one
