@@ -47,6 +47,8 @@ const fileSchema = z.strictObject({
   verifySignatures: z.boolean().optional(),
   verifyThreads: z.number().int().optional(),
   verifySpinUs: z.number().int().optional(),
+  /** Validator identities (base58) of the embedded ledger's leader schedule. */
+  ledgerLeaders: z.array(z.string()).min(1).optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -109,7 +111,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders', string | number | boolean>
 >;
 
 export interface ConfigFile {
@@ -134,7 +136,8 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ...settings } = parsed.data;
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ledgerLeaders, ...scalars } = parsed.data;
+  const settings: FileSettings = ledgerLeaders === undefined ? scalars : { ...scalars, ledgerLeaders: ledgerLeaders.join(',') };
   const upstreams = upstreamsValue ?? DEFAULT_NETWORK.upstreams;
   const fail = (field: string, message: string): never => {
     throw new Error(`configuration ${source}: ${field}: ${message}`);

@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { LeaderSchedule } from './ledger/leader-schedule';
 import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 
 export interface SlipwayConfig {
@@ -38,6 +39,8 @@ export interface SlipwayConfig {
   readonly verifySpinUs: number;
   /** `sink` replaces the network with an upstream that drops everything (a benchmarking aid). */
   readonly upstream: 'configured' | 'sink';
+  /** Validator identities of the embedded ledger's leader schedule; empty: the default ones (ledger/leader-schedule.ts). */
+  readonly ledgerLeaders: readonly string[];
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -59,6 +62,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   verifyThreads: Math.max(1, os.cpus().length - 1),
   verifySpinUs: os.cpus().length > 1 ? 50 : 0,
   upstream: 'configured',
+  ledgerLeaders: [],
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -76,6 +80,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   verifyThreads: 'SLIPWAY_VERIFY_THREADS',
   verifySpinUs: 'SLIPWAY_VERIFY_SPIN_US',
   upstream: 'SLIPWAY_UPSTREAM',
+  ledgerLeaders: 'SLIPWAY_LEDGER_LEADERS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -121,8 +126,21 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     verifyThreads: integer('verifyThreads', 0, 64),
     verifySpinUs: integer('verifySpinUs', 0, 10_000),
     upstream: oneOf('upstream', ['configured', 'sink'] as const),
+    ledgerLeaders: leaderList(pick('ledgerLeaders')),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
+}
+
+/** A comma-separated list of validator identities, checked now so that a bad one stops start-up with its name. */
+function leaderList(raw: string | undefined): readonly string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const identities = raw.split(',').map((identity) => identity.trim());
+  try {
+    new LeaderSchedule(identities);
+  } catch (error) {
+    throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (env ${ENV.ledgerLeaders}, a comma-separated list)`);
+  }
+  return identities;
 }
 
 /** Where each store keeps its files inside the data directory. */

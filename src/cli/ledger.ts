@@ -17,6 +17,7 @@ export async function runLedger(args: string[]): Promise<number> {
     port: { type: 'string' },
     'data-dir': { type: 'string' },
     'slot-ms': { type: 'string' },
+    leaders: { type: 'string' },
     fault: { type: 'string' },
     'log-level': { type: 'string' },
   });
@@ -25,6 +26,7 @@ export async function runLedger(args: string[]): Promise<number> {
     port: values.port ?? DEFAULT_PORT,
     dataDir: values['data-dir'],
     slotMs: values['slot-ms'],
+    ledgerLeaders: values.leaders,
     logLevel: values['log-level'],
   });
   const faults = new FaultInjector();
@@ -34,7 +36,7 @@ export async function runLedger(args: string[]): Promise<number> {
     faults.set(setting);
   }
   const ledgerDir = path.join(config.dataDir, 'ledger-node');
-  const ledger = LocalLedger.open({ slotMs: config.slotMs }, ledgerDir);
+  const ledger = LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined }, ledgerDir);
   const save = () => ledger.save(ledgerDir);
   ledger.onUnjournaledChange = save;
   const snapshots = setInterval(save, config.snapshotIntervalMs);

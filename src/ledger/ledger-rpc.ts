@@ -6,6 +6,7 @@
  */
 import bs58 from 'bs58';
 import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
+import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
 
 /** Jito's mainnet tip accounts: a tip is a plain transfer to one of them. */
@@ -24,8 +25,8 @@ export const JITO_TIP_ACCOUNTS = [
 const SOLANA_CORE_VERSION = '2.3.0';
 const API_VERSION = SOLANA_CORE_VERSION;
 const MAX_SIGNATURE_STATUSES = 256;
-/** Mainnet's epoch length. */
-const SLOTS_PER_EPOCH = 432_000;
+/** Agave's limit on `getSlotLeaders`. */
+const MAX_SLOT_LEADERS = 5_000;
 const MAX_BUNDLE_IDS = 5;
 
 type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
@@ -99,9 +100,31 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       epoch: Math.floor(ledger.currentSlot / SLOTS_PER_EPOCH),
       slotIndex: ledger.currentSlot % SLOTS_PER_EPOCH,
       slotsInEpoch: SLOTS_PER_EPOCH,
-      transactionCount: null,
+      transactionCount: ledger.transactionCount,
     },
   }),
+  getSlotLeader: (ledger) => ({ result: ledger.schedule.leaderAt(ledger.currentSlot) }),
+  getSlotLeaders: (ledger, params) => {
+    const [start, limit] = params;
+    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) return invalidParams('params[0] must be the first slot, a non-negative integer');
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SLOT_LEADERS) {
+      return invalidParams(`Invalid limit; max ${MAX_SLOT_LEADERS}`);
+    }
+    return { result: ledger.schedule.leaders(start, limit) };
+  },
+  getLeaderSchedule: (ledger, params) => {
+    // Either [slot | null, config?] or [config], as Agave takes it.
+    const slotParam = typeof params[0] === 'object' ? null : params[0];
+    const config = typeof params[0] === 'object' && params[0] !== null ? configOf(params, 0) : configOf(params, 1);
+    if (slotParam !== undefined && slotParam !== null && (typeof slotParam !== 'number' || !Number.isSafeInteger(slotParam) || slotParam < 0)) {
+      return invalidParams('params[0] must be a slot (a non-negative integer) or null');
+    }
+    if (config.identity !== undefined && typeof config.identity !== 'string') return invalidParams('identity must be a base58 string');
+    const slot = (slotParam as number | null | undefined) ?? ledger.currentSlot;
+    // A node knows the schedule of the current epoch and the next one only.
+    if (ledger.schedule.epochOf(slot) > ledger.schedule.epochOf(ledger.currentSlot) + 1) return { result: null };
+    return { result: ledger.schedule.epochSchedule(slot, config.identity as string | undefined) };
+  },
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
     if (typeof params[0] !== 'string') return invalidParams('params[0] must be a base58 blockhash string');

@@ -28,6 +28,8 @@ export interface SavedLedger {
   readonly statuses: [string, { slot: number; err: unknown }][];
   readonly bundles: { bundleId: string; signatures: string[]; slot: number; landed: boolean; err: unknown; reason?: string | null }[];
   readonly journalSeq: number;
+  /** Transactions included so far (absent in files written before it was kept). */
+  readonly transactionCount?: number;
 }
 
 const FILE = 'ledger.json';

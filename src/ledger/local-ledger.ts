@@ -13,6 +13,7 @@ import { LiteSVM } from 'litesvm';
 import { Account, FailedTransactionMetadata, type LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { WireTransaction } from '../validation/wire-transaction';
+import { LeaderSchedule } from './leader-schedule';
 import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
 import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
 
@@ -44,6 +45,8 @@ const NOT_INCLUDED = new Set([
 export interface LedgerConfig {
   /** Milliseconds per slot; each slot gets a new blockhash. */
   readonly slotMs: number;
+  /** Validator identities (base58) of the leader schedule; DEFAULT_VALIDATOR_COUNT derived ones when absent. */
+  readonly leaders?: readonly string[];
 }
 
 export interface ExecutionOutcome {
@@ -108,8 +111,13 @@ export class LocalLedger {
    * state at once: crash recovery replays the journal, and would miss it otherwise.
    */
   onUnjournaledChange: () => void = () => {};
+  /** Who leads each slot (see leader-schedule.ts). */
+  readonly schedule: LeaderSchedule;
+  /** Transactions included in a slot so far (`getEpochInfo`'s transactionCount). */
+  transactionCount = 0;
 
   private constructor(private readonly svm: LiteSvm, private readonly config: LedgerConfig, saved?: SavedLedger) {
+    this.schedule = new LeaderSchedule(config.leaders);
     if (saved === undefined) {
       this.slot = Number(svm.getClock().slot);
       this.latest = svm.latestBlockhash();
@@ -131,6 +139,7 @@ export class LocalLedger {
     for (const [signature, status] of saved.statuses) this.statuses.set(signature, status as SignatureStatus);
     for (const bundle of saved.bundles) this.bundles.set(bundle.bundleId, bundle as BundleRecord);
     this.journalSeq = saved.journalSeq;
+    this.transactionCount = saved.transactionCount ?? this.statuses.size;
   }
 
   /** A fresh ledger, or the one saved in `dir` by `save`. */
@@ -294,6 +303,7 @@ export class LocalLedger {
       statuses: [...this.statuses],
       bundles: [...this.bundles.values()],
       journalSeq: this.journalSeq,
+      transactionCount: this.transactionCount,
     });
   }
 
@@ -316,6 +326,7 @@ export class LocalLedger {
 
   private recordStatus(outcome: ExecutionOutcome): void {
     this.statuses.set(outcome.signature, { slot: this.slot, err: outcome.err });
+    this.transactionCount += 1;
     if (this.statuses.size > MAX_STATUSES) this.statuses.delete(this.statuses.keys().next().value!);
   }
 
