@@ -84,7 +84,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
 
   let ledger: LocalLedger | undefined;
-  const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined }, paths.ledger));
+  const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, paths.ledger));
   const upstreams = new Map<string, Upstream>();
   for (const [name, upstreamConfig] of Object.entries(network.upstreams)) {
     upstreams.set(name, createUpstream(name, upstreamConfig, network.requestTimeoutMs, openLedger));

@@ -49,6 +49,8 @@ const fileSchema = z.strictObject({
   verifySpinUs: z.number().int().optional(),
   /** Validator identities (base58) of the embedded ledger's leader schedule. */
   ledgerLeaders: z.array(z.string()).min(1).optional(),
+  /** Those of them that sandwich (the embedded ledger records what they see). */
+  ledgerSandwichers: z.array(z.string()).optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -111,7 +113,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers', string | number | boolean>
 >;
 
 export interface ConfigFile {
@@ -136,8 +138,12 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ledgerLeaders, ...scalars } = parsed.data;
-  const settings: FileSettings = ledgerLeaders === undefined ? scalars : { ...scalars, ledgerLeaders: ledgerLeaders.join(',') };
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ledgerLeaders, ledgerSandwichers, ...scalars } = parsed.data;
+  const settings: FileSettings = {
+    ...scalars,
+    ...(ledgerLeaders === undefined ? {} : { ledgerLeaders: ledgerLeaders.join(',') }),
+    ...(ledgerSandwichers === undefined ? {} : { ledgerSandwichers: ledgerSandwichers.join(',') }),
+  };
   const upstreams = upstreamsValue ?? DEFAULT_NETWORK.upstreams;
   const fail = (field: string, message: string): never => {
     throw new Error(`configuration ${source}: ${field}: ${message}`);

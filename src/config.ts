@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { LeaderSchedule } from './ledger/leader-schedule';
+import { defaultValidatorIdentities, LeaderSchedule } from './ledger/leader-schedule';
 import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 
 export interface SlipwayConfig {
@@ -41,6 +41,8 @@ export interface SlipwayConfig {
   readonly upstream: 'configured' | 'sink';
   /** Validator identities of the embedded ledger's leader schedule; empty: the default ones (ledger/leader-schedule.ts). */
   readonly ledgerLeaders: readonly string[];
+  /** Those of the schedule's identities that sandwich: the embedded ledger records what they see (a test aid). */
+  readonly ledgerSandwichers: readonly string[];
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -63,6 +65,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   verifySpinUs: os.cpus().length > 1 ? 50 : 0,
   upstream: 'configured',
   ledgerLeaders: [],
+  ledgerSandwichers: [],
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -81,6 +84,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   verifySpinUs: 'SLIPWAY_VERIFY_SPIN_US',
   upstream: 'SLIPWAY_UPSTREAM',
   ledgerLeaders: 'SLIPWAY_LEDGER_LEADERS',
+  ledgerSandwichers: 'SLIPWAY_LEDGER_SANDWICHERS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -111,6 +115,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
     return raw as T;
   };
+  const ledgerLeaders = leaderList(pick('ledgerLeaders'));
   return {
     host: pick('host') ?? DEFAULT_CONFIG.host,
     port: integer('port', 0, 65535),
@@ -126,7 +131,8 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     verifyThreads: integer('verifyThreads', 0, 64),
     verifySpinUs: integer('verifySpinUs', 0, 10_000),
     upstream: oneOf('upstream', ['configured', 'sink'] as const),
-    ledgerLeaders: leaderList(pick('ledgerLeaders')),
+    ledgerLeaders,
+    ledgerSandwichers: sandwicherList(pick('ledgerSandwichers'), ledgerLeaders),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }
@@ -139,6 +145,17 @@ function leaderList(raw: string | undefined): readonly string[] {
     new LeaderSchedule(identities);
   } catch (error) {
     throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (env ${ENV.ledgerLeaders}, a comma-separated list)`);
+  }
+  return identities;
+}
+
+/** The sandwiching identities: each must be one of the schedule's (the configured leaders, or the default ones). */
+function sandwicherList(raw: string | undefined, leaders: readonly string[]): readonly string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const known = leaders.length > 0 ? leaders : defaultValidatorIdentities();
+  const identities = raw.split(',').map((identity) => identity.trim());
+  for (const identity of identities) {
+    if (!known.includes(identity)) throw new Error(`ledgerSandwichers: ${identity} is not one of the leader schedule's validators (env ${ENV.ledgerSandwichers})`);
   }
   return identities;
 }

@@ -18,6 +18,7 @@ export async function runLedger(args: string[]): Promise<number> {
     'data-dir': { type: 'string' },
     'slot-ms': { type: 'string' },
     leaders: { type: 'string' },
+    sandwichers: { type: 'string' },
     fault: { type: 'string' },
     'log-level': { type: 'string' },
   });
@@ -27,6 +28,7 @@ export async function runLedger(args: string[]): Promise<number> {
     dataDir: values['data-dir'],
     slotMs: values['slot-ms'],
     ledgerLeaders: values.leaders,
+    ledgerSandwichers: values.sandwichers,
     logLevel: values['log-level'],
   });
   const faults = new FaultInjector();
@@ -36,7 +38,7 @@ export async function runLedger(args: string[]): Promise<number> {
     faults.set(setting);
   }
   const ledgerDir = path.join(config.dataDir, 'ledger-node');
-  const ledger = LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined }, ledgerDir);
+  const ledger = LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, ledgerDir);
   const save = () => ledger.save(ledgerDir);
   ledger.onUnjournaledChange = save;
   const snapshots = setInterval(save, config.snapshotIntervalMs);

@@ -20,7 +20,8 @@ Commands:
                                                   the newest submissions in the journal, with each transaction's state
   submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle
   demo                                            run the whole job end to end on a fresh embedded ledger
-  ledger [--host H] [--port 8899] [--leaders ID,ID,...] [--fault MODE[:RATE]]
+  ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
+         [--fault MODE[:RATE]]
                                                   serve the embedded ledger as a local cluster: Solana
                                                   JSON-RPC on /, a Jito-style block engine on /api/v1/*
 

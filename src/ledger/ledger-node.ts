@@ -75,11 +75,11 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
   /** Which methods each path answers, as a node and a block engine split them. */
   function call(method: string, params: readonly unknown[], context: CallContext) {
     if (context.path === 'rpc') {
-      if (method === 'sendTransaction') return sendTransaction(params, false);
+      if (method === 'sendTransaction') return sendTransaction(params, false, true);
       if (method === 'simulateTransaction') return simulateTransaction(params);
       if (JITO_METHODS.has(method)) return undefined;
     } else if (context.path === 'transactions') {
-      if (method === 'sendTransaction') return sendTransaction(params, context.bundleOnly);
+      if (method === 'sendTransaction') return sendTransaction(params, context.bundleOnly, false);
       return undefined;
     } else {
       if (method === 'sendBundle') return sendBundle(params);
@@ -89,7 +89,7 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
     return handler === undefined ? undefined : ok(handler(ledger, params));
   }
 
-  function sendTransaction(params: readonly unknown[], bundleOnly: boolean): Result<{ result: unknown }> {
+  function sendTransaction(params: readonly unknown[], bundleOnly: boolean, publicPath: boolean): Result<{ result: unknown }> {
     const parsed = parseTransactionParam(params, false);
     if (!parsed.ok) return parsed;
     const { tx, config } = parsed.value;
@@ -105,7 +105,9 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
     // A transaction with a bad signature is answered and dropped, as a node's TPU drops it.
     if (signaturesValid && !faults.shouldDrop()) {
       if (bundleOnly) ledger.executeBundle(computeBundleId([tx.signature]), [tx]);
-      else ledger.execute(tx);
+      // The node's sendTransaction is public: forwarded to the upcoming leaders. The block
+      // engine's is private: only the leader that includes it sees it.
+      else ledger.execute(tx, { path: publicPath ? 'public' : 'private' });
     }
     return ok({ result: tx.signature });
   }

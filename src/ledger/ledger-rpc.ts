@@ -125,6 +125,19 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     if (ledger.schedule.epochOf(slot) > ledger.schedule.epochOf(ledger.currentSlot) + 1) return { result: null };
     return { result: ledger.schedule.epochSchedule(slot, config.identity as string | undefined) };
   },
+  /**
+   * Not a Solana method: the local cluster's record of who saw each landed transaction
+   * (slot, its leader, the path it came by, every leader it was exposed to, and the first
+   * of them that sandwiches), for tests that measure exposure. null: not landed here.
+   */
+  getTransactionExposure: (ledger, params) => {
+    const signatures = params[0];
+    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
+      return invalidParams('params[0] must be an array of base58 signature strings');
+    }
+    if (signatures.length > MAX_SIGNATURE_STATUSES) return invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+    return withContext(ledger, (signatures as string[]).map((signature) => ledger.getExposure(signature) ?? null));
+  },
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
     if (typeof params[0] !== 'string') return invalidParams('params[0] must be a base58 blockhash string');

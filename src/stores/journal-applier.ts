@@ -122,6 +122,8 @@ export function startJournalApplier(file: string, synchronous: 'NORMAL' | 'FULL'
   let nextId = 0;
   const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   let closed = () => {};
+  /** Once closing, the thread stays referenced until it has said 'closed'. */
+  let closing = false;
   // A dead applier takes nothing with it (the log holds every write, and the next start
   // applies it), but reads can no longer be brought up to date: they fail, and say why.
   let dead: Error | undefined;
@@ -155,13 +157,14 @@ export function startJournalApplier(file: string, synchronous: 'NORMAL' | 'FULL'
         worker.ref(); // the process waits for the answer
         worker.postMessage({ catchUp: id, upTo } satisfies ToApplier);
       }).finally(() => {
-        if (waiting.size === 0) worker.unref();
+        if (waiting.size === 0 && !closing) worker.unref();
       });
     },
     close: () =>
       dead !== undefined
         ? Promise.resolve()
         : new Promise((resolve) => {
+            closing = true;
             worker.ref();
             closed = () => {
               closed = () => {};

@@ -104,6 +104,8 @@ export function startSignatureIndexWriter(file: string): SignatureIndexWriter {
   const outstanding = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let closed = () => {};
+  /** Once closing, the thread stays referenced until it has said 'closed' (an earlier batch's answer must not let the process exit first). */
+  let closing = false;
   let worker: Worker | undefined;
   /** The thread, started again on the next batch if it died (the batches it had are retried by the caller). */
   const thread = (): Worker => {
@@ -114,7 +116,7 @@ export function startSignatureIndexWriter(file: string): SignatureIndexWriter {
       if (answer === 'closed') return closed();
       const waiter = outstanding.get(answer.id)!;
       outstanding.delete(answer.id);
-      if (outstanding.size === 0) started.unref();
+      if (outstanding.size === 0 && !closing) started.unref();
       if (answer.error === undefined) waiter.resolve();
       else waiter.reject(new Error(`signature index write failed: ${answer.error}`));
     });
@@ -142,6 +144,7 @@ export function startSignatureIndexWriter(file: string): SignatureIndexWriter {
       // Messages are answered in order: 'closed' comes after every batch sent before it.
       await new Promise<void>((resolve) => {
         closed = resolve;
+        closing = true;
         stopping.ref();
         stopping.postMessage('close' satisfies IndexRequest);
       });

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { FaultInjector, type FaultMode } from '../../src/ledger/fault-injector';
 import { createLedgerNode, type Path } from '../../src/ledger/ledger-node';
-import { LocalLedger } from '../../src/ledger/local-ledger';
+import { LocalLedger, type LedgerConfig } from '../../src/ledger/local-ledger';
 
 export interface ClusterNode {
   readonly url: string;
@@ -21,8 +21,8 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(nodeCount: number, slotMs = 50): Promise<Cluster> {
-  const ledger = LocalLedger.open({ slotMs });
+export async function startCluster(nodeCount: number, slotMs = 50, ledgerConfig: Omit<LedgerConfig, 'slotMs'> = {}): Promise<Cluster> {
+  const ledger = LocalLedger.open({ slotMs, ...ledgerConfig });
   ledger.start();
   const servers: FastifyInstance[] = [];
   const nodes: ClusterNode[] = [];
