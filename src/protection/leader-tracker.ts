@@ -1,0 +1,33 @@
+/**
+ * What anti-MEV protection needs to know of the network: the current slot and who leads
+ * the slots after it. One interface, two sources: the embedded ledger (exact, in process),
+ * and Solana RPC nodes (rpc-leader-tracker.ts). A tracker that does not know, or whose
+ * knowledge is stale, says so, and protection then holds transactions (fail closed).
+ */
+import type { LocalLedger } from '../ledger/local-ledger';
+
+export interface LeaderWindow {
+  /** The current slot. */
+  readonly slot: number;
+  /** The leaders of `slot`, `slot + 1`, …: as many as were asked for. */
+  readonly leaders: readonly string[];
+}
+
+export type LeaderView = { readonly known: true; readonly window: LeaderWindow } | { readonly known: false; readonly reason: string };
+
+export interface LeaderTracker {
+  /** The current slot and the leaders of the next `slots` slots from it, or why they are not known. */
+  upcoming(slots: number): LeaderView;
+  close(): Promise<void>;
+}
+
+/** The embedded ledger's own schedule: always known, never stale. */
+export function createLedgerLeaderTracker(ledger: LocalLedger): LeaderTracker {
+  return {
+    upcoming(slots) {
+      const slot = ledger.currentSlot;
+      return { known: true, window: { slot, leaders: ledger.schedule.leaders(slot, slots) } };
+    },
+    close: async () => {},
+  };
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLedgerLeaderTracker, type LeaderTracker, type LeaderView } from '../../src/protection/leader-tracker';
+import { createRpcLeaderTracker } from '../../src/protection/rpc-leader-tracker';
+import { startCluster, type Cluster } from '../helpers/cluster';
+
+async function until(tracker: LeaderTracker, known: boolean, timeoutMs = 5_000): Promise<LeaderView> {
+  const started = Date.now();
+  for (;;) {
+    const view = tracker.upcoming(12);
+    if (view.known === known) return view;
+    assert.ok(Date.now() - started < timeoutMs, `the tracker never became ${known ? 'known' : 'unknown'}: ${JSON.stringify(view)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('leader tracker', () => {
+  let cluster: Cluster;
+  before(async () => {
+    cluster = await startCluster(2, 50);
+  });
+  after(() => cluster.close());
+
+  it('over RPC: follows the slot and knows the next leaders, as the cluster schedules them', async () => {
+    const tracker = createRpcLeaderTracker({ urls: [cluster.nodes[0]!.url], timeoutMs: 500, pollMs: 20 });
+    try {
+      const view = await until(tracker, true);
+      assert.ok(view.known);
+      const { slot, leaders } = view.window;
+      assert.ok(Math.abs(cluster.ledger.currentSlot - slot) <= 3, `slot ${slot} against the cluster's ${cluster.ledger.currentSlot}`);
+      assert.deepEqual(leaders, cluster.ledger.schedule.leaders(slot, 12));
+      // Slots go on (50 ms each): the tracker follows, and fetches leaders again past its range.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const later = tracker.upcoming(12);
+      assert.ok(later.known && later.window.slot > slot, 'the slot moved on');
+      assert.deepEqual(later.known && later.window.leaders, cluster.ledger.schedule.leaders(later.known ? later.window.slot : 0, 12));
+    } finally {
+      await tracker.close();
+    }
+  });
+
+  it('over RPC: says it does not know when the nodes stop answering (fail closed), and recovers', async () => {
+    const node = cluster.nodes[1]!;
+    const tracker = createRpcLeaderTracker({ urls: [node.url], timeoutMs: 100, pollMs: 20, staleMs: 300 });
+    try {
+      await until(tracker, true);
+      node.fault('error');
+      const view = await until(tracker, false);
+      assert.ok(!view.known && /stale/.test(view.reason) && /HTTP 503/.test(view.reason), JSON.stringify(view));
+      node.fault('none');
+      await until(tracker, true);
+    } finally {
+      node.fault('none');
+      await tracker.close();
+    }
+  });
+
+  it('over RPC: unknown from the start says why', async () => {
+    const tracker = createRpcLeaderTracker({ urls: ['http://127.0.0.1:9'], timeoutMs: 100, pollMs: 20 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const view = tracker.upcoming(8);
+      assert.ok(!view.known && /unknown/.test(view.reason) && /connection refused/.test(view.reason), JSON.stringify(view));
+    } finally {
+      await tracker.close();
+    }
+  });
+
+  it('on the embedded ledger: the ledger’s own schedule', async () => {
+    const tracker = createLedgerLeaderTracker(cluster.ledger);
+    const view = tracker.upcoming(8);
+    assert.ok(view.known);
+    assert.deepEqual(view.window.leaders, cluster.ledger.schedule.leaders(view.window.slot, 8));
+    await tracker.close();
+  });
+});
