@@ -99,6 +99,27 @@ export const journalApplyFailuresTotal = new client.Counter({
   help: 'Times applying the journal log to SQLite failed (a full disk, say); the writes stay in the log and are applied on the next try or at the next start.',
 });
 
+export const protectedHeldTotal = new client.Counter({
+  name: 'slipway_protected_held_total',
+  help: 'Protected (anti_mev=1) transactions held because a leader of the safe window was not trusted, or the schedule or the policy was not known.',
+});
+
+export const protectedReleasedTotal = new client.Counter({
+  name: 'slipway_protected_released_total',
+  help: 'Protected transactions sent after being held, once a safe window opened.',
+});
+
+export const protectedExpiredWhileHeldTotal = new client.Counter({
+  name: 'slipway_protected_expired_while_held_total',
+  help: 'Protected transactions whose blockhash expired while they were held: never sent unprotected.',
+});
+
+export const protectedHoldSeconds = new client.Histogram({
+  name: 'slipway_protected_hold_seconds',
+  help: 'How long protected transactions were held before being sent or expiring.',
+  buckets: [0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 30, 60, 90],
+});
+
 export const fastPathRequestsTotal = new client.Counter({
   name: 'slipway_http_fast_path_requests_total',
   help: 'Requests to POST / and POST /submit-batch served on the lean node:http path (the rest of those routes go through Fastify).',

@@ -1,0 +1,45 @@
+/**
+ * The decision anti-MEV protection makes before every send of a protected transaction:
+ * send now, or hold, and why. A transaction sent now lands within the safe window (the
+ * current slot and the next `windowSlots - 1`; default 8, the current and the next leader),
+ * so every leader of that window must be trusted by the policy. Anything not known (the
+ * schedule, the policy) holds: protection fails closed. With no policy configured there is
+ * nothing to gate on, and the decision says so, for the evidence.
+ */
+import type { LeaderTracker } from './leader-tracker';
+import type { PolicySource } from './validator-policy';
+
+export const DEFAULT_SAFE_WINDOW_SLOTS = 8;
+
+export type GateDecision =
+  | {
+      readonly send: true;
+      /** 'policy': every leader of the window is trusted; 'none': no policy is configured. */
+      readonly gating: 'policy' | 'none';
+      /** The window it is sent in: the current slot and the distinct leaders from it on (when known). */
+      readonly slot: number | null;
+      readonly leaders: readonly string[];
+    }
+  | { readonly send: false; readonly reason: string };
+
+export function decideSend(tracker: LeaderTracker, policy: PolicySource | undefined, windowSlots = DEFAULT_SAFE_WINDOW_SLOTS): GateDecision {
+  const view = tracker.upcoming(windowSlots);
+  if (policy === undefined) {
+    return view.known
+      ? { send: true, gating: 'none', slot: view.window.slot, leaders: distinct(view.window.leaders) }
+      : { send: true, gating: 'none', slot: null, leaders: [] };
+  }
+  const current = policy.current();
+  if (!current.known) return { send: false, reason: current.reason };
+  if (!view.known) return { send: false, reason: view.reason };
+  const { slot, leaders } = view.window;
+  const untrusted = leaders.findIndex((leader) => !current.policy.allows(leader));
+  if (untrusted >= 0) {
+    return { send: false, reason: `the leader of slot ${slot + untrusted}, ${leaders[untrusted]}, is not trusted by the validator policy` };
+  }
+  return { send: true, gating: 'policy', slot, leaders: distinct(leaders) };
+}
+
+function distinct(leaders: readonly string[]): string[] {
+  return [...new Set(leaders)];
+}
