@@ -25,8 +25,8 @@ import { writeReport } from './report';
 import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
 const MODE = process.argv.includes('--quick') ? 'quick' : process.argv.includes('--soak') ? 'soak' : 'default';
-const LOAD_S = MODE === 'quick' ? 3 : 10;
-const FIXED_S = MODE === 'quick' ? 3 : 8;
+const LOAD_S = MODE === 'quick' ? 2 : 10;
+const FIXED_S = MODE === 'quick' ? 2 : 8;
 const FIXED_RATE = 2_000;
 const CONNECTIONS = 32;
 const SOAK_S = 60;
@@ -36,7 +36,7 @@ const SOAK_S = 60;
  */
 const SOAK_DUPLICATE_TTL_MS = 15_000;
 /** Unrecorded time at the fixed rate before each latency measurement: both servers get the same warm-up (JIT, connections). */
-const WARMUP_MS = MODE === 'quick' ? 2_000 : 4_000;
+const WARMUP_MS = MODE === 'quick' ? 1_000 : 4_000;
 
 /** Unrecorded full load before each full-load measurement (JIT, connections, caches), for every server alike. */
 const LOAD_WARMUP_S = MODE === 'quick' ? 1 : 2;
