@@ -137,10 +137,13 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
   };
 }
 
+/** The items of a comma-separated setting (none when unset or blank). */
+const commaList = (raw: string | undefined): string[] => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((item) => item.trim()));
+
 /** A comma-separated list of validator identities, checked now so that a bad one stops start-up with its name. */
 function leaderList(raw: string | undefined): readonly string[] {
-  if (raw === undefined || raw.trim() === '') return [];
-  const identities = raw.split(',').map((identity) => identity.trim());
+  const identities = commaList(raw);
+  if (identities.length === 0) return identities;
   try {
     new LeaderSchedule(identities);
   } catch (error) {
@@ -151,9 +154,9 @@ function leaderList(raw: string | undefined): readonly string[] {
 
 /** The sandwiching identities: each must be one of the schedule's (the configured leaders, or the default ones). */
 function sandwicherList(raw: string | undefined, leaders: readonly string[]): readonly string[] {
-  if (raw === undefined || raw.trim() === '') return [];
+  const identities = commaList(raw);
+  if (identities.length === 0) return identities;
   const known = leaders.length > 0 ? leaders : defaultValidatorIdentities();
-  const identities = raw.split(',').map((identity) => identity.trim());
   for (const identity of identities) {
     if (!known.includes(identity)) throw new Error(`ledgerSandwichers: ${identity} is not one of the leader schedule's validators (env ${ENV.ledgerSandwichers})`);
   }

@@ -79,6 +79,16 @@ export function signatureStatusView(ledger: LocalLedger, status: SignatureStatus
   return { slot: status.slot, ...confirmationOf(ledger, status.slot), err: status.err };
 }
 
+/** params[0] as a list of signatures, at most MAX_SIGNATURE_STATUSES, as Agave limits `getSignatureStatuses`. */
+function signaturesOf(params: readonly unknown[]): string[] | RpcAnswer {
+  const signatures = params[0];
+  if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
+    return invalidParams('params[0] must be an array of base58 signature strings');
+  }
+  if (signatures.length > MAX_SIGNATURE_STATUSES) return invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
+  return signatures as string[];
+}
+
 function bundleIdsOf(params: readonly unknown[]): string[] | RpcAnswer {
   const ids = params[0];
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
@@ -131,12 +141,9 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
    * of them that sandwiches), for tests that measure exposure. null: not landed here.
    */
   getTransactionExposure: (ledger, params) => {
-    const signatures = params[0];
-    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
-      return invalidParams('params[0] must be an array of base58 signature strings');
-    }
-    if (signatures.length > MAX_SIGNATURE_STATUSES) return invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
-    return withContext(ledger, (signatures as string[]).map((signature) => ledger.getExposure(signature) ?? null));
+    const signatures = signaturesOf(params);
+    if (!Array.isArray(signatures)) return signatures;
+    return withContext(ledger, signatures.map((signature) => ledger.getExposure(signature) ?? null));
   },
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
@@ -174,16 +181,11 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     return { result: Number(ledger.minimumBalanceForRentExemption(length)) };
   },
   getSignatureStatuses: (ledger, params) => {
-    const signatures = params[0];
-    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) {
-      return invalidParams('params[0] must be an array of base58 signature strings');
-    }
-    if (signatures.length > MAX_SIGNATURE_STATUSES) {
-      return invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
-    }
+    const signatures = signaturesOf(params);
+    if (!Array.isArray(signatures)) return signatures;
     return withContext(
       ledger,
-      (signatures as string[]).map((signature) => {
+      signatures.map((signature) => {
         const status = ledger.getSignatureStatus(signature);
         if (status === undefined) return null;
         return { ...signatureStatusView(ledger, status), status: status.err === null ? { Ok: null } : { Err: status.err } };

@@ -15,9 +15,9 @@
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { journalApplyFailuresTotal, walRestartsTotal } from '../metrics/metrics';
-import { LogTail, type LogPosition } from './journal-log';
+import { comparePositions, LogTail, type LogPosition } from './journal-log';
 import { decodeBatch } from './journal-log-codec';
-import { journalWrites, logPosition, MIGRATIONS } from './journal-sqlite-schema';
+import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
 import { openSqlite } from './sqlite-database';
 
 export const APPLY_INTERVAL_MS = 100;
@@ -29,7 +29,20 @@ const CHECKPOINT_INTERVAL_MS = 1_000;
 type ToApplier = { catchUp: number; upTo: LogPosition } | 'close';
 type FromApplier = { caughtUp: number } | { failed: number; message: string } | 'applyFailed' | 'restarted' | 'closed';
 
-const reached = (a: LogPosition, b: LogPosition) => a.file > b.file || (a.file === b.file && a.offset >= b.offset);
+/** Decodes log frames and applies them with `apply` (journalWrites) in transactions of APPLY_MAX_FRAMES. */
+export function applyLogFrames(apply: (frames: { batch: WriteBatch; end: LogPosition }[]) => void, frames: Iterable<{ payload: Buffer; end: LogPosition }>): void {
+  let group: { batch: WriteBatch; end: LogPosition }[] = [];
+  for (const frame of frames) {
+    group.push({ batch: decodeBatch(frame.payload), end: frame.end });
+    if (group.length === APPLY_MAX_FRAMES) {
+      apply(group);
+      group = [];
+    }
+  }
+  if (group.length > 0) apply(group);
+}
+
+const reached = (a: LogPosition, b: LogPosition) => comparePositions(a, b) >= 0;
 
 if (!isMainThread && parentPort !== null && workerData?.journalApplier === true) {
   const port = parentPort;
@@ -43,9 +56,9 @@ if (!isMainThread && parentPort !== null && workerData?.journalApplier === true)
   /** Applies every whole frame written so far; throws if SQLite refuses. */
   const applyAll = () => {
     for (;;) {
-      const frames = tail.read().map((frame) => ({ batch: decodeBatch(frame.payload), end: frame.end }));
+      const frames = tail.read();
       if (frames.length === 0) break;
-      for (let at = 0; at < frames.length; at += APPLY_MAX_FRAMES) applyHere(frames.slice(at, at + APPLY_MAX_FRAMES));
+      applyLogFrames(applyHere, frames);
     }
     // Followed into a new file with nothing in it yet: SQLite records that it is there, and
     // the files before it, all applied, are needed no more.

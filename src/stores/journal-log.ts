@@ -22,6 +22,9 @@ export interface LogPosition {
   readonly offset: number;
 }
 
+/** Negative, zero or positive as `a` is before, at or after `b` in the log. */
+export const comparePositions = (a: LogPosition, b: LogPosition): number => (a.file !== b.file ? a.file - b.file : a.offset - b.offset);
+
 export interface JournalLog {
   /**
    * Appends one frame; `frame` must hold FRAME_HEADER_BYTES free at its start (filled here)

@@ -1,6 +1,6 @@
 /** The journal's schema, and the SQLite transaction that applies groups of writes from the journal log. */
 import type { NewSubmission, StateChange } from './journal';
-import type { LogPosition } from './journal-log';
+import { comparePositions, type LogPosition } from './journal-log';
 import type Database from 'better-sqlite3';
 import type { Migrations, SqliteDatabase } from './sqlite-database';
 
@@ -99,8 +99,6 @@ export function logPosition(db: SqliteDatabase): LogPosition {
   return db.prepare('SELECT file, offset FROM journal_log_position WHERE id = 1').get() as LogPosition;
 }
 
-const isAfter = (a: LogPosition, b: LogPosition) => a.file > b.file || (a.file === b.file && a.offset > b.offset);
-
 /**
  * The transaction that applies frames of the journal log, in order, and records the
  * position they end at (or `moveTo`, a new file's start). Frames at or before the recorded
@@ -139,11 +137,11 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
     const applied = logPosition(db);
     let position = applied;
     for (const frame of frames) {
-      if (!isAfter(frame.end, position)) continue;
+      if (comparePositions(frame.end, position) <= 0) continue;
       write(frame.batch);
       position = frame.end;
     }
-    if (moveTo !== undefined && isAfter(moveTo, position)) position = moveTo;
+    if (moveTo !== undefined && comparePositions(moveTo, position) > 0) position = moveTo;
     if (position !== applied) setPosition.run(position.file, position.offset);
   });
 }

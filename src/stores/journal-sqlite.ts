@@ -8,12 +8,12 @@
  * after a crash, start-up applies what the log holds beyond the position SQLite recorded.
  */
 import bs58 from 'bs58';
-import { BatchEncoder, decodeBatch } from './journal-log-codec';
-import { FRAME_HEADER_BYTES, lastLogFile, openJournalLog, readLog, type LogPosition } from './journal-log';
+import { BatchEncoder } from './journal-log-codec';
+import { FRAME_HEADER_BYTES, lastLogFile, openJournalLog, readLog } from './journal-log';
 import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
 import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
 import type { SqliteOptions } from './sqlite-database';
-import { APPLY_MAX_FRAMES, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
+import { applyLogFrames, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
 import { openSqlite } from './sqlite-database';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
 
@@ -143,17 +143,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   // server has not applied yet) are applied first, holding SQLite's write lock throughout.
   const catchUp = () =>
     db
-      .transaction(() => {
-        let frames: { batch: WriteBatch; end: LogPosition }[] = [];
-        for (const frame of readLog(file, logPosition(db))) {
-          frames.push({ batch: decodeBatch(frame.payload), end: frame.end });
-          if (frames.length === APPLY_MAX_FRAMES) {
-            applyHere(frames);
-            frames = [];
-          }
-        }
-        applyHere(frames);
-      })
+      .transaction(() => applyLogFrames(applyHere, readLog(file, logPosition(db))))
       .immediate();
   catchUp();
   const synchronous = options.synchronous ?? 'NORMAL';

@@ -3,16 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { createLedgerLeaderTracker, type LeaderTracker, type LeaderView } from '../../src/protection/leader-tracker';
 import { createRpcLeaderTracker } from '../../src/protection/rpc-leader-tracker';
 import { startCluster, type Cluster } from '../helpers/cluster';
+import { until } from '../helpers/until';
 
-async function until(tracker: LeaderTracker, known: boolean, timeoutMs = 5_000): Promise<LeaderView> {
-  const started = Date.now();
-  for (;;) {
-    const view = tracker.upcoming(12);
-    if (view.known === known) return view;
-    assert.ok(Date.now() - started < timeoutMs, `the tracker never became ${known ? 'known' : 'unknown'}: ${JSON.stringify(view)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits until the tracker does (or does not) know the next 12 leaders. */
+const untilKnown = (tracker: LeaderTracker, known: boolean): Promise<LeaderView> => until(() => tracker.upcoming(12), (view) => view.known === known);
 
 describe('leader tracker', () => {
   let cluster: Cluster;
@@ -24,7 +18,7 @@ describe('leader tracker', () => {
   it('over RPC: follows the slot and knows the next leaders, as the cluster schedules them', async () => {
     const tracker = createRpcLeaderTracker({ urls: [cluster.nodes[0]!.url], timeoutMs: 500, pollMs: 20 });
     try {
-      const view = await until(tracker, true);
+      const view = await untilKnown(tracker, true);
       assert.ok(view.known);
       const { slot, leaders } = view.window;
       assert.ok(Math.abs(cluster.ledger.currentSlot - slot) <= 3, `slot ${slot} against the cluster's ${cluster.ledger.currentSlot}`);
@@ -43,12 +37,12 @@ describe('leader tracker', () => {
     const node = cluster.nodes[1]!;
     const tracker = createRpcLeaderTracker({ urls: [node.url], timeoutMs: 100, pollMs: 20, staleMs: 300 });
     try {
-      await until(tracker, true);
+      await untilKnown(tracker, true);
       node.fault('error');
-      const view = await until(tracker, false);
+      const view = await untilKnown(tracker, false);
       assert.ok(!view.known && /stale/.test(view.reason) && /HTTP 503/.test(view.reason), JSON.stringify(view));
       node.fault('none');
-      await until(tracker, true);
+      await untilKnown(tracker, true);
     } finally {
       node.fault('none');
       await tracker.close();

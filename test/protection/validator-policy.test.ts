@@ -5,18 +5,9 @@ import { describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
 import { createFilePolicySource, parseValidatorPolicy } from '../../src/protection/validator-policy';
 import { makeDataDir } from '../helpers/gateway';
+import { until } from '../helpers/until';
 
 const [a, b, c] = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((k) => k.publicKey.toBase58()) as [string, string, string];
-
-async function until<T>(read: () => T, done: (value: T) => boolean, timeoutMs = 3_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    assert.ok(Date.now() - started < timeoutMs, `not reached: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('validator policy', () => {
   it('deny-lists, allow-lists, and deny winning over allow', () => {
