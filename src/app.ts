@@ -35,6 +35,13 @@ import { restoreValidatedTransaction } from './validation/validate-transaction';
 import { createWorkerVerifier } from './validation/worker-verifier';
 import { createAdaptiveVerifier } from './validation/adaptive-verifier';
 import { watchThreadLoad } from './runtime/thread-load';
+import { HoldQueue } from './protection/hold-queue';
+import { createLedgerLeaderTracker, type LeaderTracker } from './protection/leader-tracker';
+import { createRpcLeaderTracker } from './protection/rpc-leader-tracker';
+import { SafeWindow } from './protection/safe-window';
+import { createShieldPolicySource } from './protection/shield-policy';
+import { createFilePolicySource, createUrlPolicySource, type PolicySource } from './protection/validator-policy';
+import type { Router } from './pipeline/router';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -97,14 +104,28 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   }
 
   const router = createRouter(upstreams, network.routes);
+  // The server's logger, once it exists: the tracker and the hold queue start after it.
+  const logError = (error: unknown, what: string) => server.log.warn({ err: error }, `${what} failed`);
+  const window = new SafeWindow(leaderTrackerFor(config, ledger), policySourceFor(config, router), config.safeWindowSlots);
   const tracker = new SubmissionTracker({
     journal,
     reads: router.reads,
     intervalMs: network.rebroadcast.intervalMs,
     maxAttempts: network.rebroadcast.maxAttempts,
     capacity: network.rebroadcast.queueCapacity,
-    // The server's logger, once it exists: the tracker starts after it.
-    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+    window,
+    logError,
+  });
+  const holds = new HoldQueue({
+    window,
+    journal,
+    tracker,
+    reads: router.reads,
+    checkMs: HOLD_CHECK_MS,
+    expiryCheckMs: 1_000,
+    // As long as rebroadcast would have kept trying: a durable-nonce transaction has no blockhash to expire.
+    maxHoldMs: network.rebroadcast.intervalMs * network.rebroadcast.maxAttempts,
+    logError,
   });
   const pipeline = createSubmissionPipeline({
     router,
@@ -113,14 +134,16 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     tracker,
     duplicateTtlMs: config.duplicateTtlMs,
     initialSeq: replay.lastSeq,
+    protection: { window, holds },
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
   const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads, config.verifySpinUs / 1000), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
   const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
-  await resumeTracking(journal, router, tracker);
+  await resumeTracking(journal, router, tracker, holds);
   tracker.start();
+  holds.start();
 
   const saveLedger = () => {
     if (ledger === undefined) return;
@@ -166,7 +189,9 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         await new Promise((resolve) => (pubsub === undefined ? resolve(undefined) : pubsub.close(resolve)));
         await server.close();
         clearInterval(snapshots);
+        await holds.stop();
         await tracker.stop();
+        await window.close();
         await router.close();
         await verifier?.close();
         saveLedger();
@@ -198,18 +223,49 @@ async function listenPubsub(subscriptions: SubscriptionServer, host: string, por
   }
 }
 
-/** After a restart, follows again what the last run had not seen land or expire. */
-async function resumeTracking(journal: Journal, router: ReturnType<typeof createRouter>, tracker: SubmissionTracker): Promise<void> {
+/** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */
+const HOLD_CHECK_MS = 50;
+
+/** Where protection learns the leaders: the embedded ledger's own schedule, or the RPC nodes that answer reads. */
+function leaderTrackerFor(config: SlipwayConfig, ledger: LocalLedger | undefined): LeaderTracker {
+  if (ledger !== undefined) return createLedgerLeaderTracker(ledger);
+  const { network } = config;
+  const reads = network.upstreams[network.routes.reads]!;
+  if (reads.type !== 'rpc' || network.routes.antiMev.length === 0) {
+    const reason = network.routes.antiMev.length === 0 ? 'no route takes anti-MEV traffic' : `the reads upstream "${network.routes.reads}" has no leader schedule`;
+    return { upcoming: () => ({ known: false, reason: `the leader schedule is unknown: ${reason}` }), close: async () => {} };
+  }
+  return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs });
+}
+
+/** The validator policy the configuration names: a file, an http(s) URL, or shield:ADDRESS; none when unset. */
+function policySourceFor(config: SlipwayConfig, router: Router): PolicySource | undefined {
+  const where = config.validatorPolicy.trim();
+  const options = { refreshMs: config.policyRefreshMs };
+  if (where === '') return undefined;
+  if (where.startsWith('shield:')) return createShieldPolicySource(where.slice('shield:'.length), (method, params) => router.call(method, params), options);
+  if (/^https?:\/\//.test(where)) return createUrlPolicySource(where, options);
+  return createFilePolicySource(where, options);
+}
+
+/** Options for sending a held transaction after a restart (its preflight ran when it was accepted). */
+const RESUMED_SEND_OPTIONS = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: undefined, minContextSlot: undefined } as const;
+
+/** After a restart, follows again what the last run had not seen land or expire, and holds again what it held. */
+async function resumeTracking(journal: Journal, router: Router, tracker: SubmissionTracker, holds: HoldQueue): Promise<void> {
   for (const entry of await journal.unfinished()) {
     const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
-    if (!upstreams.some((u) => u.tracked)) continue;
     if (entry.kind === 'bundle') {
-      tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });
+      if (upstreams.some((u) => u.tracked)) tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });
       continue;
     }
     for (const tx of entry.transactions) {
-      if (tx.state !== 'forwarded') continue;
-      tracker.track({ seq: entry.seq, position: tx.position, tx: restoreValidatedTransaction(tx.wire), upstreams, attempts: tx.attempts });
+      const restored = restoreValidatedTransaction(tx.wire);
+      if (tx.state === 'held') {
+        holds.hold([{ seq: entry.seq, position: tx.position, tx: restored, upstreams, options: RESUMED_SEND_OPTIONS, heldSince: entry.createdAt, reason: tx.reason ?? 'held before the restart' }]);
+      } else if (tx.state === 'forwarded' && upstreams.some((u) => u.tracked)) {
+        tracker.track({ seq: entry.seq, position: tx.position, tx: restored, upstreams, attempts: tx.attempts, protected: entry.antiMev });
+      }
     }
   }
 }

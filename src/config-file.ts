@@ -51,6 +51,10 @@ const fileSchema = z.strictObject({
   ledgerLeaders: z.array(z.string()).min(1).optional(),
   /** Those of them that sandwich (the embedded ledger records what they see). */
   ledgerSandwichers: z.array(z.string()).optional(),
+  /** Anti-MEV validator policy: a file, an http(s) URL, or shield:ADDRESS. */
+  validatorPolicy: z.string().optional(),
+  policyRefreshMs: z.number().int().optional(),
+  safeWindowSlots: z.number().int().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -113,7 +117,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -43,6 +43,16 @@ export interface SlipwayConfig {
   readonly ledgerLeaders: readonly string[];
   /** Those of the schedule's identities that sandwich: the embedded ledger records what they see (a test aid). */
   readonly ledgerSandwichers: readonly string[];
+  /**
+   * Anti-MEV validator policy: a JSON file, an http(s) URL serving that JSON, or
+   * `shield:ADDRESS` (a Yellowstone Shield policy account read through the reads upstream).
+   * Empty: no policy, so protection means the protected routes only (docs/ANTI_MEV.md).
+   */
+  readonly validatorPolicy: string;
+  /** How often the policy is read again. */
+  readonly policyRefreshMs: number;
+  /** The slots from now that must all be led by trusted validators before a protected transaction is sent. */
+  readonly safeWindowSlots: number;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -66,6 +76,9 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   upstream: 'configured',
   ledgerLeaders: [],
   ledgerSandwichers: [],
+  validatorPolicy: '',
+  policyRefreshMs: 5_000,
+  safeWindowSlots: 8,
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -85,6 +98,9 @@ const ENV: Record<keyof ScalarSettings, string> = {
   upstream: 'SLIPWAY_UPSTREAM',
   ledgerLeaders: 'SLIPWAY_LEDGER_LEADERS',
   ledgerSandwichers: 'SLIPWAY_LEDGER_SANDWICHERS',
+  validatorPolicy: 'SLIPWAY_VALIDATOR_POLICY',
+  policyRefreshMs: 'SLIPWAY_POLICY_REFRESH_MS',
+  safeWindowSlots: 'SLIPWAY_SAFE_WINDOW_SLOTS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -133,6 +149,10 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     upstream: oneOf('upstream', ['configured', 'sink'] as const),
     ledgerLeaders,
     ledgerSandwichers: sandwicherList(pick('ledgerSandwichers'), ledgerLeaders),
+    validatorPolicy: pick('validatorPolicy') ?? DEFAULT_CONFIG.validatorPolicy,
+    policyRefreshMs: integer('policyRefreshMs', 100, 3_600_000),
+    // At least 4: a leader's four slots; at most an epoch's worth of lookahead that RPC nodes answer.
+    safeWindowSlots: integer('safeWindowSlots', 1, 5_000),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }

@@ -11,6 +11,7 @@ const USAGE = `Usage: slipway <command> [options]
 
 Commands:
   serve [--host H] [--port P] [--data-dir DIR] [--config FILE]
+        [--validator-policy FILE|URL|shield:ADDRESS] [--safe-window-slots N]
                                                   start the gateway (default upstream: the embedded ledger)
   keys create --name NAME [--bundle] [--json]     create an API key (printed once)
   keys list [--json]                              list API keys (never the keys themselves)
@@ -18,7 +19,7 @@ Commands:
   keys set ID --bundle on|off                     allow or forbid sendBundle for a key
   submissions list [--key ID] [--status S] [--limit N] [--json]
                                                   the newest submissions in the journal, with each transaction's state
-  submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle
+  submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle (and, if protected, each send's evidence)
   demo                                            run the whole job end to end on a fresh embedded ledger
   ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
          [--fault MODE[:RATE]]

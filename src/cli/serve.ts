@@ -15,6 +15,8 @@ export async function runServe(args: string[]): Promise<number> {
     upstream: { type: 'string' },
     'verify-signatures': { type: 'string' },
     'verify-threads': { type: 'string' },
+    'validator-policy': { type: 'string' },
+    'safe-window-slots': { type: 'string' },
   });
   const config = resolveConfig({
     host: values.host,
@@ -27,6 +29,8 @@ export async function runServe(args: string[]): Promise<number> {
     upstream: values.upstream,
     verifySignatures: values['verify-signatures'],
     verifyThreads: values['verify-threads'],
+    validatorPolicy: values['validator-policy'],
+    safeWindowSlots: values['safe-window-slots'],
   });
   const app = await startApp(config);
   if (app.replayed > 0) {

@@ -3,11 +3,10 @@
  * while the server runs).
  */
 import { dataPaths, resolveConfig } from '../config';
-import type { JournalEntry, TransactionState } from '../stores/journal';
+import { TRANSACTION_STATES as STATES, type JournalEntry, type JournalTransaction, type SendEvidence, type TransactionState } from '../stores/journal';
 import { createSqliteJournal } from '../stores/journal-sqlite';
 import { parseOptions } from './parse-options';
 
-const STATES: TransactionState[] = ['forwarded', 'landed', 'failed', 'expired', 'rejected'];
 
 export async function runSubmissions(args: string[]): Promise<number> {
   const [action, ...rest] = args;
@@ -55,10 +54,20 @@ function toView(entry: JournalEntry) {
 
 function format(entry: JournalEntry): string {
   const head = `#${entry.seq} ${entry.kind}${entry.bundleId ? ` ${entry.bundleId}` : ''} key=${entry.keyId}${entry.antiMev ? ' anti_mev' : ''} via ${entry.routes.join(',') || '-'} at ${new Date(entry.createdAt).toISOString()}\n`;
-  return (
-    head +
-    entry.transactions
-      .map((tx) => `  ${tx.signature}  ${tx.state}${tx.slot !== null ? ` slot ${tx.slot}` : ''}  sends ${tx.attempts + 1}${tx.reason ? `  (${tx.reason})` : ''}\n`)
-      .join('')
-  );
+  const line = (tx: JournalTransaction) =>
+    `  ${tx.signature}  ${tx.state}${tx.slot !== null ? ` slot ${tx.slot}` : ''}  sends ${entry.antiMev ? tx.sends.length : tx.attempts + 1}${tx.reason ? `  (${tx.reason})` : ''}\n`;
+  return head + entry.transactions.map((tx) => line(tx) + tx.sends.map((send, i) => formatSend(send, i)).join('')).join('');
+}
+
+/** One send of a protected transaction: where and when it went, and what it waited for. */
+export function formatSend(send: SendEvidence, index: number): string {
+  const time = new Date(send.at).toISOString();
+  const what = send.attempt === 0 ? 'sent' : `rebroadcast ${send.attempt}`;
+  const window =
+    send.slot === null
+      ? 'leader schedule unknown'
+      : `slot ${send.slot}, window ${send.slot}–${send.slot + send.windowSlots - 1} led by ${send.leaders.join(', ')}`;
+  const gating = send.gating === 'policy' ? 'every leader trusted by the validator policy' : 'no validator policy configured: no leader gating applied';
+  const held = send.heldMs > 0 && send.heldReason !== null ? `; held ${send.heldMs} ms because ${send.heldReason}` : '';
+  return `    ${index + 1}. ${what} at ${time} via ${send.route.join(',')}: ${window}; ${gating}${held}\n`;
 }

@@ -33,7 +33,7 @@ export interface JsonRpcHandlerOptions {
 }
 
 /** Status methods answered from the journal plus the upstreams. */
-const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses']);
+const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission']);
 
 export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
@@ -65,8 +65,8 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
       default: {
         if (STATUS_METHODS.has(method)) {
           const answer =
-            method === 'getSubmissionStatuses'
-              ? await statusView.getSubmissionStatuses(params, context.key.id)
+            method === 'getSubmissionStatuses' || method === 'getSubmission'
+              ? await statusView[method](params, context.key.id)
               : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses' | 'getInflightBundleStatuses'](params);
           return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
         }

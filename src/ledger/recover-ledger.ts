@@ -9,8 +9,11 @@ import type { Journal } from '../stores/journal';
 import { restoreValidatedTransaction } from '../validation/validate-transaction';
 import type { LocalLedger } from './local-ledger';
 
-/** States of transactions that never reached the ledger, or that it refused: not replayed. */
-const NOT_EXECUTED = new Set(['rejected', 'expired']);
+/**
+ * States of transactions that never reached the ledger, or that it refused: not replayed.
+ * A held one has not reached it yet (it will be sent when released after the restart).
+ */
+const NOT_EXECUTED = new Set(['rejected', 'expired', 'held']);
 
 export async function replayJournal(ledger: LocalLedger, journal: Journal): Promise<{ replayed: number; lastSeq: number }> {
   let replayed = 0;

@@ -21,6 +21,8 @@ export interface StatusView {
   getInflightBundleStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
   /** Only the caller's own submissions are shown; others read as null. */
   getSubmissionStatuses(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
+  /** One submission (by signature or bundle ID), as getSubmissionStatuses shows it, or null. */
+  getSubmission(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
 }
 
 function stringList(value: unknown, max: number, what: string): string[] | string {
@@ -120,7 +122,11 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
           }
           if (entry.keyId !== keyId) return null;
           const transactions = entry.transactions.filter((tx) => entry.bundleId === id || tx.signature === id);
-          const describe = (tx: JournalTransaction) => ({ signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.attempts + 1 });
+          // A protected transaction's sends are each journaled, with their evidence (where, when, after what hold).
+          const describe = (tx: JournalTransaction) =>
+            entry.antiMev
+              ? { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.sends.length, evidence: tx.sends }
+              : { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.attempts + 1 };
           return {
             id,
             kind: entry.kind === 'batch' ? 'batch member' : entry.kind,
@@ -137,6 +143,14 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
         }),
       );
       return { result: { context: await context(), value } };
+    },
+
+    async getSubmission(params, keyId) {
+      if (typeof params[0] !== 'string') return { invalid: 'params[0] must be a signature or bundle ID string' };
+      const answer = await this.getSubmissionStatuses([[params[0]]], keyId);
+      if (!('result' in answer)) return answer;
+      const { context: at, value } = answer.result as { context: unknown; value: unknown[] };
+      return { result: { context: at, value: value[0] } };
     },
   };
 

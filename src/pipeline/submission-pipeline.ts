@@ -3,16 +3,23 @@
  * to their route. Its order is the product's promise: duplicate check, preflight (unless
  * skipped), journal (durable: from here on nothing is lost), the route's upstreams, then
  * the tracker, which follows each transaction until it lands or expires.
+ *
+ * A protected (`anti_mev=1`) transaction or batch goes to its route only in a safe window
+ * (protection/safe-window.ts); otherwise it is journaled `held`, answered, and sent by the
+ * hold queue when a window opens. Each of its sends is journaled with its evidence.
  */
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
-import { countSubmission, countTransactions } from '../metrics/metrics';
-import type { Journal, NewSubmission, SubmissionKind, TransactionState } from '../stores/journal';
+import { countSubmission, countTransactions, protectedHeldTotal } from '../metrics/metrics';
+import type { HoldQueue } from '../protection/hold-queue';
+import type { SafeWindow, SendDecision } from '../protection/safe-window';
+import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
 import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import { computeBundleId } from './bundle-id';
 import type { RecentTransactions } from './recent-transactions';
+import { sendToRoute, stateAfter, type JournalState } from './route-send';
 import type { Router } from './router';
 import type { SubmissionTracker } from './submission-tracker';
 import { TtlMap } from './ttl-map';
@@ -53,35 +60,11 @@ export interface PipelineDependencies {
   readonly duplicateTtlMs: number;
   /** The journal's last sequence number when the pipeline starts. */
   readonly initialSeq: number;
+  /** Anti-MEV protection: the safe-window rule, and where held transactions wait. */
+  readonly protection: { readonly window: SafeWindow; readonly holds: HoldQueue };
 }
 
-/** What became of one transaction handed to every upstream of its route. */
-interface RouteOutcome {
-  /** Upstreams that took it. */
-  readonly accepted: number;
-  /** Why it will never land, when an upstream knows at once. */
-  readonly dropped: string | null;
-  /** Why each upstream that failed did. */
-  readonly failures: string[];
-}
-
-async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
-  const results = await Promise.allSettled(route.map((upstream) => upstream.sendTransaction(tx, options)));
-  let accepted = 0;
-  let dropped: string | null = null;
-  const failures: string[] = [];
-  results.forEach((result, i) => {
-    if (result.status === 'fulfilled') {
-      accepted += 1;
-      dropped ??= result.value.dropped;
-    } else {
-      failures.push(`${route[i]!.name}: ${(result.reason as Error).message}`);
-    }
-  });
-  return { accepted, dropped, failures };
-}
-
-export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq }: PipelineDependencies): SubmissionPipeline {
+export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection }: PipelineDependencies): SubmissionPipeline {
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
@@ -108,7 +91,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     lastSeq = Math.max(lastSeq, seq);
     if (route.some((u) => u.tracked)) {
       submission.transactions.forEach((entry, position) => {
-        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0 });
+        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, protected: context.antiMev });
       });
       if (submission.kind === 'bundle' && submission.transactions[0]?.state === 'forwarded') {
         tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0 });
@@ -118,6 +101,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   }
 
   async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
+    const receivedAt = Date.now();
     const route = router.route('sendTransaction', context.antiMev);
     if (!route.ok) return route;
     if (options.minContextSlot !== undefined) {
@@ -131,12 +115,45 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       if (!simulation.ok) return simulation;
       if (simulation.value.err !== null) return fail(preflightFailure(simulation.value));
     }
+    const decision = context.antiMev ? await holdUnlessSafe('transaction', context, route.value, [tx], options, receivedAt) : undefined;
+    if (decision === 'held') {
+      recent.remember(tx);
+      countTransactions('sendTransaction');
+      return ok(tx.signature);
+    }
     const outcome = await sendToRoute(route.value, tx, options);
-    await journalize('transaction', context, route.value, [tx], [stateAfter(outcome)]);
+    await journalize('transaction', context, route.value, [tx], [withEvidence(stateAfter(outcome), outcome.accepted, route.value, receivedAt, decision)]);
     if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     countTransactions('sendTransaction');
     return ok(tx.signature);
+  }
+
+  /** A protected transaction's state with the evidence of its first send, when it was sent. */
+  function withEvidence(state: JournalState, accepted: number, route: readonly Upstream[], receivedAt: number, decision: SendDecision | undefined): JournalState & { send?: SendEvidence } {
+    if (decision === undefined || accepted === 0) return state;
+    return { ...state, send: protection.window.evidence(decision, route.map((u) => u.name), 0, Date.now() - receivedAt, null) };
+  }
+
+  /**
+   * For a protected submission: when no safe window is open, journals its transactions as
+   * `held` (with the reason) and hands them to the hold queue. Otherwise returns the decision
+   * to send now, for the evidence.
+   */
+  async function holdUnlessSafe(
+    kind: 'transaction' | 'batch',
+    context: SubmissionContext,
+    route: readonly Upstream[],
+    txs: readonly ValidatedTransaction[],
+    options: SendOptions,
+    receivedAt: number,
+  ): Promise<SendDecision | 'held'> {
+    const decision = protection.window.decide();
+    if (decision.send) return decision;
+    const seq = await journalize(kind, context, route, txs, txs.map(() => ({ state: 'held' as const, reason: decision.reason })));
+    protection.holds.hold(txs.map((tx, position) => ({ seq, position, tx, upstreams: route, options, heldSince: receivedAt, reason: decision.reason })));
+    protectedHeldTotal.inc(txs.length);
+    return 'held';
   }
 
   return {
@@ -163,10 +180,15 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const route = router.route('submitBatch', context.antiMev);
       if (!route.ok) return route;
       const fresh = txs.filter((tx) => !recent.includes(tx));
-      if (fresh.length > 0) {
+      const receivedAt = Date.now();
+      const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
+      if (decision === 'held') {
+        fresh.forEach((tx) => recent.remember(tx));
+        countTransactions('submitBatch', fresh.length);
+      } else if (fresh.length > 0) {
         // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
         const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-        await journalize('batch', context, route.value, fresh, outcomes.map(stateAfter));
+        await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, receivedAt, decision)));
         if (outcomes.every((o) => o.accepted === 0)) {
           countSubmission('submitBatch', 'refused');
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
@@ -223,8 +245,8 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     },
 
     handedOverWatermark() {
-      // Submissions are journaled after their route has them: everything journaled is handed over.
-      return lastSeq;
+      // Submissions are journaled after their route has them, except held ones, which reach it later.
+      return Math.min(lastSeq, protection.holds.oldestSeq() - 1);
     },
   };
 }
@@ -240,18 +262,6 @@ async function preflight(simulators: readonly Upstream[], tx: ValidatedTransacti
     }
   }
   return fail(slipwayError('UPSTREAM_UNAVAILABLE', `the preflight simulation could not run: ${failures.join('; ')}`));
-}
-
-type JournalState = { readonly state: TransactionState; readonly reason?: string };
-
-/** The journal state of a transaction after its route's first answer. */
-function stateAfter(outcome: RouteOutcome): JournalState {
-  if (outcome.accepted === 0) return { state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
-  if (outcome.dropped !== null) {
-    const expired = /blockhash not found/i.test(outcome.dropped);
-    return { state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
-  }
-  return { state: 'forwarded' };
 }
 
 function bundleRejection(

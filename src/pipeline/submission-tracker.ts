@@ -8,6 +8,10 @@
  *   this way); no status after `maxAttempts` sends → `expired`, rebroadcast stops;
  * - otherwise → sent again to every upstream of its route.
  *
+ * Protected transactions are rebroadcast only while a safe window is open (the same rule
+ * as their first send, safe-window.ts); a round that finds none skips their resend without
+ * counting it, and the send that follows records how long it waited and why.
+ *
  * Bundles are polled with the bundle status of their route until `Landed` or `Failed`.
  * The set of tracked transactions is bounded: when full, the most-retried ones are shed
  * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
@@ -15,7 +19,8 @@
 import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../ledger/transaction-error';
 import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
-import type { Journal, StateChange } from '../stores/journal';
+import type { SafeWindow } from '../protection/safe-window';
+import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
@@ -29,6 +34,11 @@ export interface TrackedTransaction {
   readonly tx: ValidatedTransaction;
   readonly upstreams: readonly Upstream[];
   attempts: number;
+  /** Sent with anti_mev=1: rebroadcast only in a safe window. */
+  readonly protected?: boolean;
+  /** Since when its due rebroadcast has waited for a safe window, and why. */
+  heldSince?: number;
+  heldReason?: string;
 }
 
 export interface TrackedBundle {
@@ -46,6 +56,8 @@ export interface TrackerOptions {
   readonly intervalMs: number;
   readonly maxAttempts: number;
   readonly capacity: number;
+  /** The rule protected transactions' rebroadcasts obey (absent: nothing is protected). */
+  readonly window?: SafeWindow;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -144,11 +156,27 @@ export class SubmissionTracker {
     }
 
     const resend: TrackedTransaction[] = [];
+    const sends: SendRecord[] = [];
+    // One decision for every protected rebroadcast of the round, taken when first needed.
+    let decision: ReturnType<SafeWindow['decide']> | undefined;
     for (const item of unknown) {
       if (!item.tx.usesDurableNonce && validity.get(bs58.encode(item.tx.wire.recentBlockhash)) === false) {
         finish(item, { state: 'expired', reason: 'its blockhash expired before it landed' });
       } else if (item.attempts >= maxAttempts) {
         finish(item, { state: 'expired', reason: `not landed after ${item.attempts} sends; rebroadcast stopped` });
+      } else if (item.protected === true && this.options.window !== undefined) {
+        decision ??= this.options.window.decide();
+        if (!decision.send) {
+          item.heldSince ??= Date.now();
+          item.heldReason = decision.reason;
+          continue;
+        }
+        item.attempts += 1;
+        resend.push(item);
+        const heldMs = item.heldSince === undefined ? 0 : Date.now() - item.heldSince;
+        sends.push({ seq: item.seq, position: item.position, send: this.options.window.evidence(decision, item.upstreams.map((u) => u.name), item.attempts, heldMs, item.heldReason ?? null) });
+        item.heldSince = undefined;
+        item.heldReason = undefined;
       } else {
         item.attempts += 1;
         resend.push(item);
@@ -163,8 +191,7 @@ export class SubmissionTracker {
     }
     rebroadcastsTotal.inc(resend.length);
     trackedGauge.set(this.transactions.size);
-    await journal.update(changes);
-    await journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position })));
+    await Promise.all([journal.update(changes), journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))), journal.recordSends(sends)]);
   }
 
   private async checkBundles(): Promise<void> {

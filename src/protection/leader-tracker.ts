@@ -9,7 +9,7 @@ import type { LocalLedger } from '../ledger/local-ledger';
 export interface LeaderWindow {
   /** The current slot. */
   readonly slot: number;
-  /** The leaders of `slot`, `slot + 1`, …: as many as were asked for. */
+  /** The leaders of `slot`, `slot + 1`, …: as many as were asked for, or more when the slot may have moved on since it was seen. */
   readonly leaders: readonly string[];
 }
 

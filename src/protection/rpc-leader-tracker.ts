@@ -3,6 +3,10 @@
  * `getSlotLeaders` for the next LEADERS_AHEAD slots whenever the slot nears the end of what
  * is known. Knowledge older than `staleMs` (no answer from any node: a partition, a node
  * down) is reported unknown, with the last error: protection holds rather than guesses.
+ *
+ * Between polls the chain moves on: the window asked for is lengthened by the slots that
+ * may have passed since the slot was seen (its age over the slot time measured from the
+ * last polls), so that it still covers every slot a transaction sent now could land in.
  */
 import { JsonRpcClient } from '../upstreams/json-rpc-client';
 import { resultOf } from '../upstreams/solana-rpc';
@@ -10,6 +14,10 @@ import type { LeaderTracker } from './leader-tracker';
 
 /** Leaders fetched at once: about 10 minutes of mainnet slots would be 1,500; 256 keeps answers small and is refreshed well ahead. */
 const LEADERS_AHEAD = 256;
+/** Mainnet's slot time, assumed until polls have measured this cluster's. */
+const DEFAULT_SLOT_MS = 400;
+/** Polls kept to measure the slot time. */
+const SLOT_SAMPLES = 16;
 
 export interface RpcLeaderTrackerOptions {
   readonly urls: readonly string[];
@@ -31,6 +39,14 @@ export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): Leader
   let leaders: string[] = [];
   let lastError = 'no answer yet from the RPC nodes';
   let polling = false;
+  const samples: { slot: number; at: number }[] = [];
+  /** Milliseconds per slot over the kept polls (the default until the slot has moved a few times). */
+  const slotTime = () => {
+    const first = samples[0];
+    const last = samples[samples.length - 1];
+    if (first === undefined || last === undefined || last.slot - first.slot < 4) return DEFAULT_SLOT_MS;
+    return (last.at - first.at) / (last.slot - first.slot);
+  };
 
   const poll = async () => {
     if (polling) return;
@@ -43,6 +59,8 @@ export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): Leader
       }
       slot = current;
       slotAt = Date.now();
+      samples.push({ slot, at: slotAt });
+      if (samples.length > SLOT_SAMPLES) samples.shift();
     } catch (error) {
       lastError = error instanceof Error ? error.message : String(error);
     } finally {
@@ -58,9 +76,10 @@ export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): Leader
       if (slot === undefined) return { known: false, reason: `the leader schedule is unknown: ${lastError}` };
       const age = Date.now() - slotAt;
       if (age > staleMs) return { known: false, reason: `the leader schedule is stale (last slot seen ${age} ms ago): ${lastError}` };
+      const length = slots + Math.ceil(age / slotTime());
       const from = slot - firstSlot;
-      if (from < 0 || from + slots > leaders.length) return { known: false, reason: `the leaders of slots ${slot}–${slot + slots - 1} are not known yet` };
-      return { known: true, window: { slot, leaders: leaders.slice(from, from + slots) } };
+      if (from < 0 || from + length > leaders.length) return { known: false, reason: `the leaders of slots ${slot}–${slot + length - 1} are not known yet` };
+      return { known: true, window: { slot, leaders: leaders.slice(from, from + length) } };
     },
     async close() {
       clearInterval(timer);

@@ -6,6 +6,7 @@
  * schedule, the policy) holds: protection fails closed. With no policy configured there is
  * nothing to gate on, and the decision says so, for the evidence.
  */
+import type { SendEvidence } from '../stores/journal';
 import type { LeaderTracker } from './leader-tracker';
 import type { PolicySource } from './validator-policy';
 
@@ -18,6 +19,8 @@ export type GateDecision =
       readonly gating: 'policy' | 'none';
       /** The window it is sent in: the current slot and the distinct leaders from it on (when known). */
       readonly slot: number | null;
+      /** The slots the window spans from `slot` (0 when the schedule is not known). */
+      readonly windowSlots: number;
       readonly leaders: readonly string[];
     }
   | { readonly send: false; readonly reason: string };
@@ -26,8 +29,8 @@ export function decideSend(tracker: LeaderTracker, policy: PolicySource | undefi
   const view = tracker.upcoming(windowSlots);
   if (policy === undefined) {
     return view.known
-      ? { send: true, gating: 'none', slot: view.window.slot, leaders: distinct(view.window.leaders) }
-      : { send: true, gating: 'none', slot: null, leaders: [] };
+      ? { send: true, gating: 'none', slot: view.window.slot, windowSlots: view.window.leaders.length, leaders: distinct(view.window.leaders) }
+      : { send: true, gating: 'none', slot: null, windowSlots: 0, leaders: [] };
   }
   const current = policy.current();
   if (!current.known) return { send: false, reason: current.reason };
@@ -37,9 +40,33 @@ export function decideSend(tracker: LeaderTracker, policy: PolicySource | undefi
   if (untrusted >= 0) {
     return { send: false, reason: `the leader of slot ${slot + untrusted}, ${leaders[untrusted]}, is not trusted by the validator policy` };
   }
-  return { send: true, gating: 'policy', slot, leaders: distinct(leaders) };
+  return { send: true, gating: 'policy', slot, windowSlots: leaders.length, leaders: distinct(leaders) };
 }
 
 function distinct(leaders: readonly string[]): string[] {
   return [...new Set(leaders)];
+}
+
+export type SendDecision = Extract<GateDecision, { send: true }>;
+
+/** The decision bound to this gateway's leader tracker, policy and window size, and the evidence a send leaves. */
+export class SafeWindow {
+  constructor(
+    readonly leaders: LeaderTracker,
+    readonly policy: PolicySource | undefined,
+    readonly windowSlots = DEFAULT_SAFE_WINDOW_SLOTS,
+  ) {}
+
+  decide(): GateDecision {
+    return decideSend(this.leaders, this.policy, this.windowSlots);
+  }
+
+  evidence(decision: SendDecision, route: readonly string[], attempt: number, heldMs: number, heldReason: string | null): SendEvidence {
+    return { at: Date.now(), attempt, route, gating: decision.gating, slot: decision.slot, windowSlots: decision.windowSlots, leaders: decision.leaders, heldMs, heldReason };
+  }
+
+  async close(): Promise<void> {
+    this.policy?.close();
+    await this.leaders.close();
+  }
 }

@@ -5,9 +5,11 @@
  *
  *   { "deny": ["<identity>", …], "allow": ["<identity>", …] }
  *
- * A source re-reads its file every `refreshMs`, so a change takes effect without a restart.
- * A file that is missing, unreadable or invalid makes the policy unknown, with the reason,
- * and so does one not read successfully for `staleMs`: protection then holds (fail closed).
+ * A source reads its policy again every `refreshMs` (a file, a URL, or a Yellowstone Shield
+ * account: shield-policy.ts), so a change takes effect without a restart. A policy that is
+ * missing or invalid makes it unknown at once, with the reason; one that cannot be fetched
+ * (a network error) keeps the last good policy until it is `staleMs` old, then it too is
+ * unknown: protection then holds (fail closed).
  */
 import fs from 'node:fs';
 import bs58 from 'bs58';
@@ -45,18 +47,38 @@ export function parseValidatorPolicy(raw: unknown): ValidatorPolicy {
   return { allows: (id) => !deny.has(id) && (allow === undefined || allow.has(id)) };
 }
 
-export function createFilePolicySource(file: string, options: { refreshMs?: number; staleMs?: number } = {}): PolicySource {
+/**
+ * A policy read by `load` now and every `refreshMs` after (one read at a time). `what`
+ * names it in reasons ("the validator policy /etc/p.json"). A load that throws makes the
+ * policy unknown with its message, unless it is a PolicyFetchError and a policy is known;
+ * one that has not succeeded for `staleMs` makes it stale.
+ */
+/** A failure to fetch (not a bad policy): the last good policy stays in force until stale. */
+export class PolicyFetchError extends Error {}
+
+export function createPolicySource(what: string, load: () => ValidatorPolicy | Promise<ValidatorPolicy>, options: { refreshMs?: number; staleMs?: number } = {}): PolicySource {
   const refreshMs = options.refreshMs ?? 5_000;
   const staleMs = options.staleMs ?? Math.max(3 * refreshMs, 30_000);
-  let view: PolicyView = { known: false, reason: `the validator policy ${file} has not been read yet` };
+  let view: PolicyView = { known: false, reason: `${what} has not been read yet` };
   let readAt = 0;
+  let reading = false;
+  const succeed = (policy: ValidatorPolicy) => {
+    view = { known: true, policy };
+    readAt = Date.now();
+  };
+  const failed = (error: unknown) => {
+    if (error instanceof PolicyFetchError && view.known) return;
+    view = { known: false, reason: `${what} cannot be used: ${error instanceof Error ? error.message : String(error)}` };
+  };
   const read = () => {
+    if (reading) return;
     try {
-      const policy = parseValidatorPolicy(JSON.parse(fs.readFileSync(file, 'utf8')));
-      view = { known: true, policy };
-      readAt = Date.now();
+      const loaded = load();
+      if (!(loaded instanceof Promise)) return succeed(loaded);
+      reading = true;
+      loaded.then(succeed, failed).finally(() => (reading = false));
     } catch (error) {
-      view = { known: false, reason: `the validator policy ${file} cannot be used: ${error instanceof Error ? error.message : String(error)}` };
+      failed(error);
     }
   };
   read();
@@ -64,9 +86,33 @@ export function createFilePolicySource(file: string, options: { refreshMs?: numb
   timer.unref();
   return {
     current() {
-      if (view.known && Date.now() - readAt > staleMs) return { known: false, reason: `the validator policy ${file} is stale (last read ${Date.now() - readAt} ms ago)` };
+      if (view.known && Date.now() - readAt > staleMs) return { known: false, reason: `${what} is stale (last read ${Date.now() - readAt} ms ago)` };
       return view;
     },
     close: () => clearInterval(timer),
   };
+}
+
+export function createFilePolicySource(file: string, options: { refreshMs?: number; staleMs?: number } = {}): PolicySource {
+  return createPolicySource(`the validator policy ${file}`, () => parseValidatorPolicy(JSON.parse(fs.readFileSync(file, 'utf8'))), options);
+}
+
+/** The same JSON served over http(s); an answer other than 200, or a body that is not the format, makes it unknown. */
+export function createUrlPolicySource(url: string, options: { refreshMs?: number; staleMs?: number; timeoutMs?: number } = {}): PolicySource {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  return createPolicySource(
+    `the validator policy at ${url}`,
+    async () => {
+      let body: string;
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+        if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
+        body = await response.text();
+      } catch (error) {
+        throw new PolicyFetchError(error instanceof Error ? error.message : String(error));
+      }
+      return parseValidatorPolicy(JSON.parse(body));
+    },
+    options,
+  );
 }

@@ -1,21 +1,20 @@
 /**
  * The journal log's encoding of one group of writes (a `WriteBatch`): binary for new
  * submissions, which every request writes (about 1 µs each, where v8.serialize or JSON
- * took 8 to 10), and JSON for state changes and attempt counts, which the tracker writes
- * far less often and whose error field is JSON already.
+ * took 8 to 10), and JSON for state changes, attempt counts and protected sends' evidence,
+ * which are written far less often and whose error field is JSON already.
  *
  *   f64 now, u32 record count,
  *   per record: f64 seq, u8 kind, u8 anti-MEV, str keyId, str? bundleId, str routes (comma-joined),
  *     u16 transaction count, per transaction: str signature, bytes wire, u8 state, str? reason
- *   u32 byte length of the JSON of { changes, attempts } (0 when both are empty), the JSON
+ *   u32 byte length of the JSON of { changes, attempts, sends } (0 when all are empty), the JSON
  *
  * A `str` is a u16 byte length and UTF-8; `str?` uses 0xffff for null; `bytes` is a u16 length.
  */
-import type { NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
+import { TRANSACTION_STATES as STATES, type NewSubmission, type SendRecord, type StateChange, type SubmissionKind } from './journal';
 import type { WriteBatch } from './journal-sqlite-schema';
 
 const KINDS: readonly SubmissionKind[] = ['transaction', 'batch', 'bundle'];
-const STATES: readonly TransactionState[] = ['forwarded', 'landed', 'failed', 'expired', 'rejected'];
 const NULL_LENGTH = 0xffff;
 
 /** Writes batches into one reused buffer, grown when a batch needs more. */
@@ -30,7 +29,7 @@ export class BatchEncoder {
     this.at = this.buffer.writeDoubleLE(batch.now, this.at);
     this.at = this.buffer.writeUInt32LE(batch.records.length, this.at);
     for (const { seq, submission } of batch.records) this.record(seq, submission);
-    const rest = batch.changes.length === 0 && batch.attempts.length === 0 ? '' : JSON.stringify({ changes: batch.changes, attempts: batch.attempts });
+    const rest = batch.changes.length === 0 && batch.attempts.length === 0 && batch.sends.length === 0 ? '' : JSON.stringify({ changes: batch.changes, attempts: batch.attempts, sends: batch.sends });
     this.room(4 + rest.length * 3);
     const length = rest === '' ? 0 : this.buffer.write(rest, this.at + 4, 'utf8');
     this.buffer.writeUInt32LE(length, this.at);
@@ -124,7 +123,9 @@ export function decodeBatch(payload: Buffer): WriteBatch {
   need(4);
   const jsonLength = payload.readUInt32LE(at);
   at += 4;
-  const rest = jsonLength === 0 ? { changes: [], attempts: [] } : (JSON.parse(bytes(jsonLength).toString('utf8')) as { changes: StateChange[]; attempts: { seq: number; position: number }[] });
+  type Rest = { changes: StateChange[]; attempts: { seq: number; position: number }[]; sends?: SendRecord[] };
+  const rest = jsonLength === 0 ? { changes: [], attempts: [] } : (JSON.parse(bytes(jsonLength).toString('utf8')) as Rest);
   if (at !== payload.length) throw new Error('journal log: bytes after a batch');
-  return { now, records, changes: rest.changes, attempts: rest.attempts };
+  // Logs written before protected sends were journaled have no `sends`.
+  return { now, records, changes: rest.changes, attempts: rest.attempts, sends: rest.sends ?? [] };
 }

@@ -1,5 +1,5 @@
 /** The journal's schema, and the SQLite transaction that applies groups of writes from the journal log. */
-import type { NewSubmission, StateChange } from './journal';
+import type { NewSubmission, SendRecord, StateChange } from './journal';
 import { comparePositions, type LogPosition } from './journal-log';
 import type Database from 'better-sqlite3';
 import type { Migrations, SqliteDatabase } from './sqlite-database';
@@ -56,6 +56,11 @@ export const MIGRATIONS: Migrations = [
   // How far the journal log (journal-log.ts) has been applied to these tables.
   `CREATE TABLE journal_log_position (id INTEGER PRIMARY KEY CHECK (id = 1), file INTEGER NOT NULL, offset INTEGER NOT NULL);
    INSERT INTO journal_log_position (id, file, offset) VALUES (1, 0, 0);`,
+  // Protected transactions: held ones are unfinished too, and each send keeps its evidence (JSON).
+  `DROP INDEX submission_transactions_unfinished;
+   CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq) WHERE state IN ('forwarded', 'held');
+   CREATE TABLE protected_sends (seq INTEGER NOT NULL, position INTEGER NOT NULL, evidence TEXT NOT NULL);
+   CREATE INDEX protected_sends_seq ON protected_sends(seq);`,
 ];
 
 /** One group of writes: one frame of the journal log. Sequence numbers are given by the request thread, the journal's only writer. */
@@ -64,6 +69,8 @@ export interface WriteBatch {
   readonly records: readonly { readonly seq: number; readonly submission: NewSubmission }[];
   readonly changes: readonly StateChange[];
   readonly attempts: readonly { readonly seq: number; readonly position: number }[];
+  /** Sends of protected transactions, with their evidence (also the first sends of `records`). */
+  readonly sends: readonly SendRecord[];
 }
 
 /** Rows per multi-row INSERT: one statement of many rows costs a quarter less per row than one per row (measured). */
@@ -113,7 +120,8 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
   const setPosition = db.prepare('UPDATE journal_log_position SET file = ?, offset = ? WHERE id = 1');
-  const write = ({ now, records, changes, attempts }: WriteBatch) => {
+  const insertSend = db.prepare('INSERT INTO protected_sends (seq, position, evidence) VALUES (?, ?, ?)');
+  const write = ({ now, records, changes, attempts, sends }: WriteBatch) => {
     if (records.length > 0) {
       const submissions: unknown[] = [];
       const transactions: unknown[] = [];
@@ -132,6 +140,7 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
     }
     for (const seq of touched) touchSubmission.run(now, seq);
     for (const item of attempts) addAttempt.run(item.seq, item.position);
+    for (const item of sends) insertSend.run(item.seq, item.position, JSON.stringify(item.send));
   };
   return db.transaction((frames: readonly { batch: WriteBatch; end: LogPosition }[], moveTo?: LogPosition) => {
     const applied = logPosition(db);

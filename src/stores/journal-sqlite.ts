@@ -15,7 +15,7 @@ import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureI
 import type { SqliteOptions } from './sqlite-database';
 import { applyLogFrames, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
 import { openSqlite } from './sqlite-database';
-import type { Journal, JournalEntry, JournalQuery, NewSubmission, StateChange, SubmissionKind, TransactionState } from './journal';
+import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange, SubmissionKind, TransactionState } from './journal';
 
 const INDEX_INTERVAL_MS = 200;
 /** A log file past this size is followed by a new one (the applier deletes it once applied). */
@@ -58,7 +58,6 @@ interface TransactionRow {
   attempts: number;
 }
 
-const UNFINISHED: TransactionState[] = ['forwarded'];
 
 export interface SqliteJournalOptions extends SqliteOptions {
   /** The WAL size past which the applier thread restarts it (tests make it small). */
@@ -80,9 +79,9 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
-  const selectUnfinished = db.prepare(
-    `SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN (${UNFINISHED.map(() => '?').join(', ')})) ORDER BY seq`,
-  );
+  // The states as literals, as in the partial index's condition, so that SQLite uses the index.
+  const selectUnfinished = db.prepare("SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq");
+  const selectSends = db.prepare('SELECT position, evidence FROM protected_sends WHERE seq = ? ORDER BY rowid');
   const selectByBundle = db.prepare('SELECT seq FROM submissions WHERE bundle_id = ?');
   const selectSubmission = db.prepare('SELECT * FROM submissions WHERE seq = ?');
   const selectUnindexed = db.prepare('SELECT seq, wire FROM submission_transactions WHERE seq > ? ORDER BY seq, position');
@@ -107,6 +106,18 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     return low;
   };
 
+  /** A protected submission's sends, by transaction position. */
+  const sendsOf = (row: SubmissionRow): Map<number, SendEvidence[]> => {
+    const byPosition = new Map<number, SendEvidence[]>();
+    if (row.anti_mev !== 1) return byPosition;
+    for (const send of selectSends.all(row.seq) as { position: number; evidence: string }[]) {
+      const list = byPosition.get(send.position) ?? [];
+      list.push(JSON.parse(send.evidence) as SendEvidence);
+      byPosition.set(send.position, list);
+    }
+    return byPosition;
+  };
+
   const hydrate = (rows: SubmissionRow[]): JournalEntry[] =>
     rows.map((row) => ({
       seq: row.seq,
@@ -117,7 +128,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       routes: row.routes === '' ? [] : row.routes.split(','),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-      transactions: (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
+      transactions: ((sends) => (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
         position: tx.position,
         signature: tx.signature,
         wire: tx.wire,
@@ -126,7 +137,8 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
         reason: tx.reason,
         error: tx.error === null ? null : (JSON.parse(tx.error) as unknown),
         attempts: tx.attempts,
-      })),
+        sends: sends.get(tx.position) ?? [],
+      })))(sendsOf(row)),
     }));
 
   // Group commit: everything written in one event-loop turn (new submissions, state
@@ -159,6 +171,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   let records: { seq: number; submission: NewSubmission }[] = [];
   let changes: StateChange[] = [];
   let attempts: { seq: number; position: number }[] = [];
+  let sends: SendRecord[] = [];
   let waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let scheduled = false;
 
@@ -170,11 +183,12 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
 
   const flush = () => {
     scheduled = false;
-    const batch: WriteBatch = { now: Date.now(), records, changes, attempts };
+    const batch: WriteBatch = { now: Date.now(), records, changes, attempts, sends };
     const batchWaiters = waiters;
     records = [];
     changes = [];
     attempts = [];
+    sends = [];
     waiters = [];
     try {
       if (log === undefined) throw new Error('this journal was opened as a reader: it does not take writes');
@@ -236,11 +250,17 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   indexTimer.unref();
 
   /** Queues a write for this turn's commit. */
-  const enqueue = (newRecords: { seq: number; submission: NewSubmission }[], newChanges: readonly StateChange[], newAttempts: readonly { seq: number; position: number }[]) =>
+  const enqueue = (
+    newRecords: { seq: number; submission: NewSubmission }[],
+    newChanges: readonly StateChange[],
+    newAttempts: readonly { seq: number; position: number }[],
+    newSends: readonly SendRecord[] = [],
+  ) =>
     new Promise<void>((resolve, reject) => {
       records.push(...newRecords);
       changes.push(...newChanges);
       attempts.push(...newAttempts);
+      sends.push(...newSends);
       waiters.push({ resolve, reject });
       if (!scheduled) {
         scheduled = true;
@@ -251,8 +271,15 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   return {
     async record(submission) {
       const seq = nextSeq++;
-      await enqueue([{ seq, submission }], [], []);
+      const firstSends: SendRecord[] = [];
+      submission.transactions.forEach((tx, position) => {
+        if (tx.send !== undefined) firstSends.push({ seq, position, send: tx.send });
+      });
+      await enqueue([{ seq, submission }], [], [], firstSends);
       return seq;
+    },
+    async recordSends(items) {
+      if (items.length > 0) await enqueue([], [], [], items);
     },
     async update(newChanges) {
       if (newChanges.length > 0) await enqueue([], newChanges, []);
@@ -270,7 +297,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     },
     async unfinished() {
       await settle();
-      return hydrate(selectUnfinished.all(...UNFINISHED) as SubmissionRow[]);
+      return hydrate(selectUnfinished.all() as SubmissionRow[]);
     },
     async find(id) {
       await settle();

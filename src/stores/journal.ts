@@ -6,13 +6,41 @@
  *   forwarded → landed (slot) | failed (error) | expired | rejected (reason)
  *
  * (or `rejected`/`expired` at once, when no upstream took it or the network dropped it).
+ * A protected (`anti_mev=1`) transaction may first be `held`, until a safe window opens
+ * (→ forwarded) or its blockhash expires (→ expired); each of its sends is recorded with
+ * the evidence of where and when it went (`SendEvidence`).
  * It is what rebroadcast resumes from after a crash, what the status view answers from,
  * and what `bin/slipway submissions` reads.
  */
 
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
-export type TransactionState = 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
+export type TransactionState = 'held' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
+
+/** Every state, in the order the journal log numbers them (new ones go at the end). */
+export const TRANSACTION_STATES: readonly TransactionState[] = ['forwarded', 'landed', 'failed', 'expired', 'rejected', 'held'];
+
+/** What a protected transaction's send looked like: which window it went in, by which route, after how long a hold, and why. */
+export interface SendEvidence {
+  /** When it was sent (epoch ms). */
+  readonly at: number;
+  /** 0: the first send; n: the n-th rebroadcast. */
+  readonly attempt: number;
+  /** The upstreams it was handed to. */
+  readonly route: readonly string[];
+  /** 'policy': every leader of the window was trusted by the validator policy; 'none': no policy is configured, so no leader gating applied. */
+  readonly gating: 'policy' | 'none';
+  /** The slot it was sent in (null when the leader schedule was not known, without a policy). */
+  readonly slot: number | null;
+  /** The slots of the safe window, from `slot` on. */
+  readonly windowSlots: number;
+  /** The distinct leaders of that window, in order. */
+  readonly leaders: readonly string[];
+  /** How long it waited for this window: since it was received (first send) or since its rebroadcast was due. */
+  readonly heldMs: number;
+  /** Why it waited (the last reason), or null when it did not. */
+  readonly heldReason: string | null;
+}
 
 export interface NewSubmission {
   readonly kind: SubmissionKind;
@@ -23,7 +51,14 @@ export interface NewSubmission {
   /** Names of the upstreams the submission is routed to. */
   readonly routes: readonly string[];
   /** Each transaction with its state after the route's first answer (and why, if not forwarded). */
-  readonly transactions: readonly { readonly signature: string; readonly wire: Buffer; readonly state: TransactionState; readonly reason?: string }[];
+  readonly transactions: readonly {
+    readonly signature: string;
+    readonly wire: Buffer;
+    readonly state: TransactionState;
+    readonly reason?: string;
+    /** A protected transaction's first send, when it was sent before the answer. */
+    readonly send?: SendEvidence;
+  }[];
 }
 
 export interface JournalTransaction {
@@ -37,6 +72,8 @@ export interface JournalTransaction {
   /** For `failed`: the transaction error as Solana reports it (JSON). */
   readonly error: unknown;
   readonly attempts: number;
+  /** A protected transaction's sends, in order (empty for unprotected ones). */
+  readonly sends: readonly SendEvidence[];
 }
 
 export interface JournalEntry {
@@ -61,6 +98,13 @@ export interface StateChange {
   readonly error?: unknown;
 }
 
+/** One send of one transaction of a submission. */
+export interface SendRecord {
+  readonly seq: number;
+  readonly position: number;
+  readonly send: SendEvidence;
+}
+
 export interface JournalQuery {
   readonly keyId?: string;
   readonly state?: TransactionState;
@@ -72,6 +116,8 @@ export interface Journal {
   record(submission: NewSubmission): Promise<number>;
   /** Records state changes, all at once. */
   update(changes: readonly StateChange[]): Promise<void>;
+  /** Records sends of protected transactions (released from a hold, or rebroadcast), with their evidence. */
+  recordSends(items: readonly SendRecord[]): Promise<void>;
   /** Counts one more send of these transactions (rebroadcast). */
   countAttempts(items: readonly { seq: number; position: number }[]): Promise<void>;
   /** Submissions with a sequence number above `seq`, in order (crash recovery of the embedded ledger). */

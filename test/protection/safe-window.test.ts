@@ -16,7 +16,7 @@ const denyBad = policy({ known: true, policy: parseValidatorPolicy({ deny: [bad]
 describe('safe window', () => {
   it('sends while every leader of the window is trusted, and holds naming the first that is not', () => {
     const window = [good, good, good, good, other, other, other, other];
-    assert.deepEqual(decideSend(schedule(...window), denyBad), { send: true, gating: 'policy', slot: 100, leaders: [good, other] });
+    assert.deepEqual(decideSend(schedule(...window), denyBad), { send: true, gating: 'policy', slot: 100, windowSlots: 8, leaders: [good, other] });
     const later = [good, good, good, good, bad, bad, bad, bad];
     assert.deepEqual(decideSend(schedule(...later), denyBad), { send: false, reason: `the leader of slot 104, ${bad}, is not trusted by the validator policy` });
   });
@@ -29,8 +29,8 @@ describe('safe window', () => {
   });
 
   it('with no policy configured, sends and says no leader gating applied', () => {
-    assert.deepEqual(decideSend(schedule(bad, bad), undefined), { send: true, gating: 'none', slot: 100, leaders: [bad] });
-    assert.deepEqual(decideSend(tracker({ known: false, reason: 'x' }), undefined), { send: true, gating: 'none', slot: null, leaders: [] });
+    assert.deepEqual(decideSend(schedule(bad, bad), undefined), { send: true, gating: 'none', slot: 100, windowSlots: 2, leaders: [bad] });
+    assert.deepEqual(decideSend(tracker({ known: false, reason: 'x' }), undefined), { send: true, gating: 'none', slot: null, windowSlots: 0, leaders: [] });
   });
 
   it('registers the hold metrics from the start', async () => {

@@ -38,20 +38,28 @@ describe('journal log', () => {
             transactions: [
               { signature: 'a', wire: Buffer.alloc(0), state: 'rejected', reason: 'no upstream took it — try again' },
               { signature: 'b', wire: Buffer.from([1, 2, 3]), state: 'expired' },
+              { signature: 'c', wire: Buffer.from([4]), state: 'held', reason: 'the leader of slot 104 is not trusted' },
             ],
           },
         },
       ],
       changes: [{ seq: 7, position: 0, state: 'failed', slot: 12, error: { InstructionError: [0, { Custom: 1 }] } }],
       attempts: [{ seq: 9, position: 1 }],
+      sends: [
+        {
+          seq: 9,
+          position: 2,
+          send: { at: 1_795_000_000_456, attempt: 0, route: ['jito'], gating: 'policy', slot: 100, windowSlots: 8, leaders: ['A', 'B'], heldMs: 333, heldReason: 'the leader of slot 104 is not trusted' },
+        },
+      ],
     };
     const encoder = new BatchEncoder();
     const frame = encoder.encode(batch, FRAME_HEADER_BYTES);
     assert.deepEqual(decodeBatch(Buffer.from(frame.subarray(FRAME_HEADER_BYTES))), batch);
-    const small = encoder.encode({ now: 1, records: [], changes: [], attempts: [] }, FRAME_HEADER_BYTES);
-    assert.deepEqual(decodeBatch(small.subarray(FRAME_HEADER_BYTES)), { now: 1, records: [], changes: [], attempts: [] });
+    const small = encoder.encode({ now: 1, records: [], changes: [], attempts: [], sends: [] }, FRAME_HEADER_BYTES);
+    assert.deepEqual(decodeBatch(small.subarray(FRAME_HEADER_BYTES)), { now: 1, records: [], changes: [], attempts: [], sends: [] });
     // A group larger than the encoder's buffer makes it grow.
-    const large: WriteBatch = { now: 2, records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: journalSubmission('batch', 5) })), changes: [], attempts: [] };
+    const large: WriteBatch = { now: 2, records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: journalSubmission('batch', 5) })), changes: [], attempts: [], sends: [] };
     assert.deepEqual(decodeBatch(Buffer.from(encoder.encode(large, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES))), large);
     const encoded = Buffer.from(encoder.encode(batch, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES));
     assert.throws(() => decodeBatch(encoded.subarray(0, encoded.length - 3)), /ends early/);

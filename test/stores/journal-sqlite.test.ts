@@ -99,7 +99,7 @@ describe('SQLite journal', () => {
       assert.deepEqual(recent.map((e) => e.seq), [4]);
       await journal.close();
       const db = new Database(file, { readonly: true });
-      assert.equal(db.pragma('user_version', { simple: true }), 3);
+      assert.equal(db.pragma('user_version', { simple: true }), 4);
       assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
       db.close();
     });

@@ -1,0 +1,42 @@
+/** Handing one transaction to every upstream of its route, and the journal state that follows. */
+import type { TransactionState } from '../stores/journal';
+import type { SendOptions, Upstream } from '../upstreams/upstream';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
+
+/** What became of one transaction handed to every upstream of its route. */
+export interface RouteOutcome {
+  /** Upstreams that took it. */
+  readonly accepted: number;
+  /** Why it will never land, when an upstream knows at once. */
+  readonly dropped: string | null;
+  /** Why each upstream that failed did. */
+  readonly failures: string[];
+}
+
+export async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
+  const results = await Promise.allSettled(route.map((upstream) => upstream.sendTransaction(tx, options)));
+  let accepted = 0;
+  let dropped: string | null = null;
+  const failures: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled') {
+      accepted += 1;
+      dropped ??= result.value.dropped;
+    } else {
+      failures.push(`${route[i]!.name}: ${(result.reason as Error).message}`);
+    }
+  });
+  return { accepted, dropped, failures };
+}
+
+export type JournalState = { readonly state: TransactionState; readonly reason?: string };
+
+/** The journal state of a transaction after its route's first answer. */
+export function stateAfter(outcome: RouteOutcome): JournalState {
+  if (outcome.accepted === 0) return { state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
+  if (outcome.dropped !== null) {
+    const expired = /blockhash not found/i.test(outcome.dropped);
+    return { state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
+  }
+  return { state: 'forwarded' };
+}
