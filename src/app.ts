@@ -235,7 +235,7 @@ function leaderTrackerFor(config: SlipwayConfig, ledger: LocalLedger | undefined
     const reason = network.routes.antiMev.length === 0 ? 'no route takes anti-MEV traffic' : `the reads upstream "${network.routes.reads}" has no leader schedule`;
     return { upcoming: () => ({ known: false, reason: `the leader schedule is unknown: ${reason}` }), close: async () => {} };
   }
-  return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs });
+  return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs, pollMs: config.leaderPollMs });
 }
 
 /** The validator policy the configuration names: a file, an http(s) URL, or shield:ADDRESS; none when unset. */

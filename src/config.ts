@@ -53,6 +53,8 @@ export interface SlipwayConfig {
   readonly policyRefreshMs: number;
   /** The slots from now that must all be led by trusted validators before a protected transaction is sent. */
   readonly safeWindowSlots: number;
+  /** How often the current slot is asked of the RPC nodes for protection (about half a slot). */
+  readonly leaderPollMs: number;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -79,6 +81,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   validatorPolicy: '',
   policyRefreshMs: 5_000,
   safeWindowSlots: 8,
+  leaderPollMs: 200,
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -101,6 +104,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   validatorPolicy: 'SLIPWAY_VALIDATOR_POLICY',
   policyRefreshMs: 'SLIPWAY_POLICY_REFRESH_MS',
   safeWindowSlots: 'SLIPWAY_SAFE_WINDOW_SLOTS',
+  leaderPollMs: 'SLIPWAY_LEADER_POLL_MS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -153,6 +157,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     policyRefreshMs: integer('policyRefreshMs', 100, 3_600_000),
     // At least 4: a leader's four slots; at most an epoch's worth of lookahead that RPC nodes answer.
     safeWindowSlots: integer('safeWindowSlots', 1, 5_000),
+    leaderPollMs: integer('leaderPollMs', 10, 10_000),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }
