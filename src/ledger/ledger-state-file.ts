@@ -30,6 +30,8 @@ export interface SavedLedger {
   readonly journalSeq: number;
   /** Transactions included so far (absent in files written before it was kept). */
   readonly transactionCount?: number;
+  /** When it was saved (epoch ms; absent in files written before it was kept). */
+  readonly savedAt?: number;
 }
 
 const FILE = 'ledger.json';

@@ -19,6 +19,8 @@ import { describeFieldlessError, describeTransactionError, type TransactionError
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
 export const MAX_PROCESSING_AGE = 150;
+/** Slots caught up one by one after a restart: well past MAX_PROCESSING_AGE, so every blockhash handed out before the restart has its true age. */
+const MAX_CATCH_UP_SLOTS = 1_000;
 /** Depth (in slots) at which a status is reported `confirmed`, then `finalized`. */
 export const CONFIRMED_DEPTH = 1;
 export const FINALIZED_DEPTH = 32;
@@ -127,6 +129,8 @@ export class LocalLedger {
    */
   private blockhashCount = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** When the state this ledger was restored from was saved (until start() has caught up with the time since). */
+  private savedAt: number | undefined;
   /** The journal sequence number up to which this state includes submissions. */
   journalSeq = 0;
   /**
@@ -170,6 +174,7 @@ export class LocalLedger {
     for (const bundle of saved.bundles) this.bundles.set(bundle.bundleId, bundle as BundleRecord);
     this.journalSeq = saved.journalSeq;
     this.transactionCount = saved.transactionCount ?? this.statuses.size;
+    this.savedAt = saved.savedAt;
   }
 
   /** A fresh ledger, or the one saved in `dir` by `save`. */
@@ -178,9 +183,25 @@ export class LocalLedger {
     return new LocalLedger(configure(new LiteSVM()), config, saved);
   }
 
-  /** Starts producing slots. */
+  /**
+   * Starts producing slots; after a restart, first those that would have passed since the
+   * state was saved: the chain went on meanwhile. Blockhashes are derived one from the
+   * next, so the ones handed out between the save and a crash come round again, with the
+   * age they would have had (a transaction signed with one, held or in a client's hands,
+   * is still valid if it would have been).
+   */
   start(): void {
     if (this.timer !== undefined) return;
+    if (this.savedAt !== undefined) {
+      const missed = Math.max(0, Math.floor((Date.now() - this.savedAt) / this.config.slotMs));
+      // Past MAX_CATCH_UP_SLOTS every blockhash of before has expired: the slot number alone moves on.
+      for (let i = 0; i < Math.min(missed, MAX_CATCH_UP_SLOTS); i++) this.advanceSlot();
+      if (missed > MAX_CATCH_UP_SLOTS) {
+        this.slot += missed - MAX_CATCH_UP_SLOTS;
+        this.svm.warpToSlot(BigInt(this.slot));
+      }
+      this.savedAt = undefined;
+    }
     this.timer = setInterval(() => this.advanceSlot(), this.config.slotMs);
     this.timer.unref();
   }
@@ -294,6 +315,16 @@ export class LocalLedger {
     return { signature };
   }
 
+  /**
+   * Puts an account in place, as solana-test-validator's `--account` does: for state of
+   * programs not loaded here, such as a Yellowstone Shield policy.
+   */
+  loadAccount(address: Uint8Array, account: { lamports: bigint; data: Uint8Array; owner: Uint8Array }): void {
+    this.touched.add(Buffer.from(address).toString('latin1'));
+    this.svm.setAccount(address, new Account(account.lamports, account.data, account.owner, false, 0n));
+    this.onUnjournaledChange();
+  }
+
   getAccount(address: Uint8Array): AccountView | null {
     const account = this.svm.getAccount(address);
     if (account === null || account.lamports() === 0n) return null;
@@ -345,6 +376,7 @@ export class LocalLedger {
       bundles: [...this.bundles.values()],
       journalSeq: this.journalSeq,
       transactionCount: this.transactionCount,
+      savedAt: Date.now(),
     });
   }
 

@@ -5,6 +5,9 @@
  * window is looked at every `checkMs` (a few times per slot), and one decision releases
  * everything held, since every held transaction waits for the same thing.
  *
+ * While held, the journal keeps the reason up to date (at most once per expiry check), so
+ * that a client asking why sees the current one.
+ *
  * A held transaction whose blockhash expires can never land: it is journaled `expired`
  * with the reason it was held, never sent. One with a durable nonce has no blockhash to
  * expire and is given up after `maxHoldMs`.
@@ -28,6 +31,8 @@ export interface HeldTransaction {
   readonly heldSince: number;
   /** Why it is held: the latest reason. */
   reason: string;
+  /** The reason the journal holds, when it differs from `reason`. */
+  journaledReason?: string;
 }
 
 export interface HoldQueueOptions {
@@ -95,7 +100,10 @@ export class HoldQueue {
   private async check(): Promise<void> {
     const decision = this.options.window.decide();
     if (decision.send) return this.release(decision);
-    for (const item of this.held.values()) item.reason = decision.reason;
+    for (const item of this.held.values()) {
+      item.journaledReason ??= item.reason;
+      item.reason = decision.reason;
+    }
     if (Date.now() - this.lastExpiryCheck >= this.options.expiryCheckMs) await this.expire();
   }
 
@@ -108,7 +116,8 @@ export class HoldQueue {
     const now = Date.now();
     items.forEach((item, i) => {
       const outcome = outcomes[i]!;
-      changes.push({ seq: item.seq, position: item.position, ...stateAfter(outcome) });
+      // Sent: the reason it was held moves to the send's evidence.
+      changes.push({ seq: item.seq, position: item.position, reason: null, ...stateAfter(outcome) });
       const heldMs = now - item.heldSince;
       if (outcome.accepted > 0) {
         sends.push({ seq: item.seq, position: item.position, send: window.evidence(decision, item.upstreams.map((u) => u.name), 0, heldMs, item.reason) });
@@ -147,11 +156,14 @@ export class HoldQueue {
       }
       if (validity.get(blockhash) === false) expired.push({ item, why: 'its blockhash expired before a safe window opened' });
     }
-    if (expired.length === 0) return;
+    const gone = new Set(expired.map(({ item }) => item));
+    const stillHeld = [...this.held.values()].filter((item) => !gone.has(item) && item.journaledReason !== undefined && item.journaledReason !== item.reason);
     const now = Date.now();
-    await journal.update(
-      expired.map(({ item, why }) => ({ seq: item.seq, position: item.position, state: 'expired' as const, reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}` })),
-    );
+    await journal.update([
+      ...expired.map(({ item, why }) => ({ seq: item.seq, position: item.position, state: 'expired' as const, reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}` })),
+      ...stillHeld.map((item) => ({ seq: item.seq, position: item.position, state: 'held' as const, reason: item.reason })),
+    ]);
+    for (const item of stillHeld) item.journaledReason = item.reason;
     for (const { item } of expired) {
       this.held.delete(item.tx.signature);
       protectedHoldSeconds.observe((now - item.heldSince) / 1000);

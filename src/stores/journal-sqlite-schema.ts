@@ -115,7 +115,8 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
   const insertSubmissions = multiRowInsert(db, 'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)', 8);
   const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
   const updateTransaction = db.prepare(
-    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = COALESCE(?, reason), error = COALESCE(?, error) WHERE seq = ? AND position = ?',
+    // A reason of null clears the one before (a held transaction released); absent keeps it.
+    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = CASE WHEN ? THEN NULL ELSE COALESCE(?, reason) END, error = COALESCE(?, error) WHERE seq = ? AND position = ?',
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
@@ -135,7 +136,7 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
     const touched = new Set<number>();
     for (const change of changes) {
       const error = change.error === undefined ? null : JSON.stringify(change.error);
-      updateTransaction.run(change.state, change.slot ?? null, change.reason ?? null, error, change.seq, change.position);
+      updateTransaction.run(change.state, change.slot ?? null, change.reason === null ? 1 : 0, change.reason ?? null, error, change.seq, change.position);
       touched.add(change.seq);
     }
     for (const seq of touched) touchSubmission.run(now, seq);

@@ -94,6 +94,7 @@ export interface StateChange {
   readonly position: number;
   readonly state: TransactionState;
   readonly slot?: number | null;
+  /** Absent: the reason stays as it was; null: it is cleared (a held transaction sent). */
   readonly reason?: string | null;
   readonly error?: unknown;
 }

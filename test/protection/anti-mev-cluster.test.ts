@@ -220,4 +220,62 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     // Another key does not see it.
     assert.equal((await rpc(gw.url, gw.plainKey, 'getSubmission', [signatures[0]])).body.result.value, null);
   });
+
+  it('with the leader schedule unavailable, protected transactions are held saying why, and unprotected ones are unaffected', async () => {
+    const split = await startCluster(2, SLOT_MS, { leaders: identities, sandwichers });
+    const [reads, sends] = split.nodes.map((n) => n.url) as [string, string];
+    // Reads, and with them the leader schedule, from one node; transactions through the other.
+    const g = await startTestGateway(
+      { validatorPolicy: policyFile, leaderPollMs: 50 },
+      {
+        upstreams: { reads: { type: 'rpc', urls: [reads] }, rpc: { type: 'rpc', urls: [sends] }, engine: { type: 'jito', urls: [`${sends}/api/v1`] } },
+        routes: { sendTransaction: ['rpc'], submitBatch: ['rpc'], sendBundle: ['engine'], antiMev: ['engine'], reads: 'reads' },
+        requestTimeoutMs: 100,
+      },
+    );
+    const exposureOn = async (signature: string) =>
+      (await post(sends, { jsonrpc: '2.0', id: 1, method: 'getTransactionExposure', params: [[signature]] })).body.result.value[0] as Exposure | null;
+    try {
+      const payer = Keypair.generate();
+      split.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
+      const transfer = (lamports: number) => {
+        const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: split.ledger.latestBlockhash().blockhash }).add(
+          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
+        );
+        tx.sign(payer);
+        return tx.serialize().toString('base64');
+      };
+      // Without preflight: the node that would simulate is the one that is down.
+      const sendTx = async (tx: string, isProtected: boolean) => {
+        const answer = await post(`${g.url}/${isProtected ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': g.key });
+        assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
+        return answer.body.result as string;
+      };
+
+      split.nodes[0]!.fault('error');
+      // The tracker's knowledge goes stale after 2 s without an answer.
+      await new Promise((resolve) => setTimeout(resolve, 2_300));
+      const shielded = await sendTx(transfer(1_000_000), true);
+      const plain = await sendTx(transfer(2_000_000), false);
+      for (let i = 0; i < 100 && (await exposureOn(plain)) === null; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.notEqual(await exposureOn(plain), null, 'the unprotected one landed');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(await exposureOn(shielded), null, 'the protected one was not sent');
+      const [entry] = await g.app.journal.find(shielded);
+      assert.equal(entry!.transactions[0]!.state, 'held');
+      assert.match(entry!.transactions[0]!.reason!, /^the leader schedule is stale \(last slot seen \d+ ms ago\): every endpoint failed: http:\S+: HTTP 503$/);
+
+      // The node answers again: the protected one goes out in a safe window.
+      split.nodes[0]!.fault('none');
+      let exposure: Exposure | null = null;
+      for (let i = 0; i < 400 && exposure === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        exposure = await exposureOn(shielded);
+      }
+      assert.ok(exposure !== null && !sandwichers.includes(exposure.leader) && exposure.sandwichedBy === null, JSON.stringify(exposure));
+    } finally {
+      await g.close();
+      await split.close();
+    }
+  });
 });
