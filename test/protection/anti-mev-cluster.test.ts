@@ -278,4 +278,63 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       await split.close();
     }
   });
+
+  it('protected rebroadcasts wait for a safe window too, and each is journaled with its evidence', async () => {
+    const node = cluster.nodes[0]!;
+    const dir = makeDataDir();
+    const file = path.join(dir, 'policy.json');
+    fs.writeFileSync(file, JSON.stringify({ deny: sandwichers }));
+    const g = await startTestGateway(
+      { validatorPolicy: file, leaderPollMs: 50, policyRefreshMs: 100 },
+      {
+        upstreams: { rpc: { type: 'rpc', urls: [node.url] }, engine: { type: 'jito', urls: [`${node.url}/api/v1`] } },
+        routes: { sendTransaction: ['rpc'], submitBatch: ['rpc'], sendBundle: ['engine'], antiMev: ['engine'], reads: 'rpc' },
+        rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
+      },
+    );
+    const engineSends = () => node.calls.filter((c) => c.path === 'transactions' && c.method === 'sendTransaction').length;
+    try {
+      const payer = Keypair.generate();
+      cluster.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
+      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
+        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+      );
+      tx.sign(payer);
+      // The engine takes it but drops it: it must be sent again.
+      node.fault('drop');
+      const answer = await post(`${g.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx.serialize().toString('base64'), { encoding: 'base64' }] }, { 'x-api-key': g.key });
+      const signature = answer.body.result as string;
+      assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
+      const journaled = async () => (await g.app.journal.find(signature))[0]!.transactions[0]!;
+      for (let i = 0; i < 200 && (await journaled()).sends.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      // No leader trusted any more: rebroadcast stops while the window is closed.
+      fs.writeFileSync(file, JSON.stringify({ deny: identities }));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const before = engineSends();
+      const sendsBefore = (await journaled()).sends.length;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(engineSends(), before, 'no rebroadcast while no safe window is open');
+      assert.equal((await journaled()).sends.length, sendsBefore);
+      // Trusted again, and the engine executes: the next rebroadcast lands it.
+      node.fault('none');
+      fs.writeFileSync(file, JSON.stringify({ deny: sandwichers }));
+      let exposure: Exposure | null = null;
+      for (let i = 0; i < 400 && exposure === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        exposure = (await exposures([signature]))[0]!;
+      }
+      assert.ok(exposure !== null && !sandwichers.includes(exposure.leader), JSON.stringify(exposure));
+      const { sends } = await journaled();
+      assert.deepEqual(sends.map((s) => s.attempt), sends.map((_, i) => i));
+      const last = sends[sends.length - 1]!;
+      assert.ok(last.attempt >= 3 && last.heldMs >= 500, JSON.stringify(last));
+      assert.match(last.heldReason!, /is not trusted by the validator policy/);
+      assert.ok(exposure.slot >= last.slot! && exposure.slot < last.slot! + last.windowSlots);
+      for (const send of sends) assert.ok(send.leaders.every((leader) => !sandwichers.includes(leader)), JSON.stringify(send));
+    } finally {
+      node.fault('none');
+      await g.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
