@@ -1,6 +1,7 @@
 /**
  * Jito block engines (one URL per region) as a route: bundles go to `/bundles` on every
- * region at once, single transactions to `/transactions`; bundle outcomes are read with
+ * region at once, single transactions to `/transactions` (with `bundleOnly=true` when they
+ * pay a tip themselves); bundle outcomes are read with
  * `getInflightBundleStatuses`. A bundle that pays no tip is refused before it is sent:
  * the engines would drop it without a word.
  */
@@ -50,7 +51,14 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
     getSlot: unsupported('report slots'),
     simulate: unsupported('simulate transactions'),
     async sendTransaction(tx) {
-      const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64' }], '/transactions');
+      // A transaction that pays its own tip goes as a bundle of one (`bundleOnly`): it then
+      // only lands whole, in the auction. One without a tip cannot: it goes plain, still
+      // private to the engine. Tip accounts not known (the engine did not say) → plain.
+      const tipped = await currentTipAccounts().then(
+        (accounts) => tipLamports([tx], accounts) >= config.minTipLamports,
+        () => false,
+      );
+      const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64' }], tipped ? '/transactions?bundleOnly=true' : '/transactions');
       if (results.some((r) => r.status === 'fulfilled' && 'result' in r.value)) return { dropped: null };
       throw new Error(`no block engine took the transaction: ${describeFailures(results)}`);
     },

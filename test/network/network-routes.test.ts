@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import { JITO_TIP_ACCOUNTS } from '../../src/ledger/ledger-rpc';
+import { computeBundleId } from '../../src/pipeline/bundle-id';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { post, rpc, submitBatch } from '../helpers/rpc';
@@ -174,6 +175,19 @@ describe('anti-MEV traffic', () => {
     const batch = await submitBatch(gw.url, gw.key, [await transferTx(connection, alice, bob.publicKey, 1_000_000)], [], '?anti_mev=1');
     await waitForStatus(connection, batch.body.signatures[0]);
     assert.equal(sends(0) + sends(1), 0);
+  });
+
+  it('a protected transaction that pays its own tip goes to the block engine as a bundle of one (bundleOnly); one without a tip goes plain', async () => {
+    const alice = await fundedKeypair(connection);
+    const bob = Keypair.generate();
+    const send = async (tx: string) => (await post(`${gw.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key })).body.result as string;
+    const tipped = await send(await tippedBundle(alice, bob.publicKey, 1_000_000));
+    const plain = await send(await transferTx(connection, alice, bob.publicKey, 2_000_000));
+    await waitForStatus(connection, tipped);
+    await waitForStatus(connection, plain);
+    assert.equal(await balanceOf(connection, bob.publicKey), 3_000_000);
+    assert.equal(cluster.ledger.getBundle(computeBundleId([tipped]))?.landed, true);
+    assert.equal(cluster.ledger.getBundle(computeBundleId([plain])), undefined);
   });
 });
 
