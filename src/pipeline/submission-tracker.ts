@@ -20,6 +20,7 @@ import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../ledger/transaction-error';
 import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
 import type { SafeWindow } from '../protection/safe-window';
+import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
@@ -64,10 +65,11 @@ export interface TrackerOptions {
 export class SubmissionTracker {
   private readonly transactions = new Map<string, TrackedTransaction>();
   private readonly bundles = new Map<string, TrackedBundle>();
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<void> | undefined;
+  private readonly loop: RoundLoop;
 
-  constructor(private readonly options: TrackerOptions) {}
+  constructor(private readonly options: TrackerOptions) {
+    this.loop = new RoundLoop(() => this.checkAll(), options.intervalMs);
+  }
 
   track(item: TrackedTransaction): void {
     if (this.transactions.size >= this.options.capacity) this.shed();
@@ -84,23 +86,16 @@ export class SubmissionTracker {
   }
 
   start(): void {
-    if (this.timer !== undefined) return;
-    this.timer = setInterval(() => void this.runRound(), this.options.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.round;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One round now (tests and shutdown use it; the timer skips a round while one runs). */
   runRound(): Promise<void> {
-    this.round ??= this.checkAll().finally(() => {
-      this.round = undefined;
-    });
-    return this.round;
+    return this.loop.run();
   }
 
   private async checkAll(): Promise<void> {

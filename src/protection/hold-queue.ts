@@ -16,6 +16,7 @@ import bs58 from 'bs58';
 import { protectedExpiredWhileHeldTotal, protectedHoldSeconds, protectedReleasedTotal } from '../metrics/metrics';
 import { sendToRoute, stateAfter } from '../pipeline/route-send';
 import type { SubmissionTracker } from '../pipeline/submission-tracker';
+import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
@@ -52,11 +53,15 @@ export interface HoldQueueOptions {
 
 export class HoldQueue {
   private readonly held = new Map<string, HeldTransaction>();
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<void> | undefined;
+  private readonly loop: RoundLoop;
   private lastExpiryCheck = 0;
 
-  constructor(private readonly options: HoldQueueOptions) {}
+  constructor(private readonly options: HoldQueueOptions) {
+    this.loop = new RoundLoop(async () => {
+      if (this.held.size === 0) return;
+      await this.check().catch((error: unknown) => options.logError(error, 'protected hold round'));
+    }, options.checkMs);
+  }
 
   /** Holds transactions already journaled as `held`. */
   hold(items: readonly HeldTransaction[]): void {
@@ -75,26 +80,16 @@ export class HoldQueue {
   }
 
   start(): void {
-    if (this.timer !== undefined) return;
-    this.timer = setInterval(() => void this.runRound(), this.options.checkMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.round;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /** One look at the window now (the timer skips a round while one runs). */
+  /** One look at the window now. */
   runRound(): Promise<void> {
-    if (this.held.size === 0) return Promise.resolve();
-    this.round ??= this.check()
-      .catch((error: unknown) => this.options.logError(error, 'protected hold round'))
-      .finally(() => {
-        this.round = undefined;
-      });
-    return this.round;
+    return this.held.size === 0 ? Promise.resolve() : this.loop.run();
   }
 
   private async check(): Promise<void> {

@@ -46,7 +46,6 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
   let cluster: Cluster;
   let gw: TestGateway;
   let policyFile: string;
-
   let policyDir: string;
 
   before(async () => {

@@ -19,6 +19,7 @@ import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gate
 import { runCli, startServer } from '../helpers/process';
 import { post, rpc, submitBatch } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
+import { until } from '../helpers/until';
 
 const validators = defaultValidatorIdentities();
 
@@ -26,16 +27,6 @@ const counter = async (name: string) => (await client.register.getSingleMetric(n
 const send = async (gw: TestGateway, tx: string, antiMev: boolean) =>
   (await post(`${gw.url}/${antiMev ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key })).body;
 const submission = async (gw: TestGateway, signature: string) => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result.value;
-const waitFor = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const started = Date.now();
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    assert.ok(Date.now() - started < timeoutMs, `not reached within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
-
 describe('anti-MEV through the gateway, with a validator policy file', () => {
   let gw: TestGateway;
   let connection: Connection;
@@ -68,7 +59,7 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     const unprotectedSig = (await send(gw, await transferTx(connection, alice, carol.publicKey, 4_000_000), false)).result;
 
     // The unprotected one lands; the protected ones are held, not sent: bob has nothing.
-    await waitFor(() => balanceOf(connection, carol.publicKey), (b) => b === 4_000_000);
+    await until(() => balanceOf(connection, carol.publicKey), (b) => b === 4_000_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
     for (const signature of [protectedSig, ...batch.body.signatures]) {
@@ -83,9 +74,9 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
 
     // A policy that trusts every validator: released without a restart, and they land.
     fs.writeFileSync(policyFile, JSON.stringify({ deny: [] }));
-    await waitFor(() => balanceOf(connection, bob.publicKey), (b) => b === 6_000_000);
+    await until(() => balanceOf(connection, bob.publicKey), (b) => b === 6_000_000);
     assert.equal((await counter('slipway_protected_released_total')) - released, 3);
-    const view = await waitFor(() => submission(gw, protectedSig), (v) => v.state === 'landed');
+    const view = await until(() => submission(gw, protectedSig), (v) => v.state === 'landed');
     const [evidence] = view.transactions[0].evidence;
     assert.equal(evidence.gating, 'policy');
     assert.deepEqual(evidence.route, ['embedded']);
@@ -108,7 +99,7 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     assert.equal(heldView.state, 'held');
     assert.match(heldView.reason, /^the leader of slot \d+, \w+, is not trusted by the validator policy$/);
     // 150 slots of 20 ms: the blockhash expires in about 3 s, and the journal says why it never went out.
-    const view = await waitFor(() => submission(gw, signature), (v) => v.state === 'expired', 15_000);
+    const view = await until(() => submission(gw, signature), (v) => v.state === 'expired', 15_000);
     assert.match(view.reason, /^held by anti-MEV protection and never sent \(the leader of slot \d+, \w+, is not trusted by the validator policy\); its blockhash expired before a safe window opened$/);
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
     assert.equal((await counter('slipway_protected_expired_while_held_total')) - expired, 1);
@@ -120,7 +111,7 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     const alice = await fundedKeypair(connection);
     const signature = (await send(gw, await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), true)).result;
-    await waitFor(() => submission(gw, signature), (v) => v.state === 'landed');
+    await until(() => submission(gw, signature), (v) => v.state === 'landed');
     const shown = await runCli(['submissions', 'show', signature, '--data-dir', gw.dataDir]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, / anti_mev via embedded /);
@@ -142,7 +133,7 @@ describe('anti-MEV without a policy', () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
     const signature = (await send(gw, await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), true)).result;
-    const view = await waitFor(() => submission(gw, signature), (v) => v.state === 'landed');
+    const view = await until(() => submission(gw, signature), (v) => v.state === 'landed');
     const [evidence] = view.transactions[0].evidence;
     assert.equal(evidence.gating, 'none');
     assert.equal(evidence.heldMs < 1_000 && evidence.heldReason, null);
@@ -163,7 +154,7 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       const signature = (await send(gw, await transferTx(connection, alice, bob.publicKey, 1_000_000), true)).result;
       assert.match((await submission(gw, signature)).reason, /is not trusted by the validator policy/);
       body = JSON.stringify({ allow: validators });
-      await waitFor(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
+      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
     } finally {
       await gw.close();
       server.close();
@@ -185,14 +176,14 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       assert.match((await submission(gw, first)).reason, /^the Shield policy \w+ cannot be used: no such account$/);
       // An account of another program: still unknown, saying so.
       load(encodeShieldPolicy('deny', []), PublicKey.default.toBase58());
-      await waitFor(() => submission(gw, first), (v) => /is owned by 11111111111111111111111111111111, not by the Shield program/.test(v.reason));
+      await until(() => submission(gw, first), (v) => /is owned by 11111111111111111111111111111111, not by the Shield program/.test(v.reason));
       // Deny every validator: held for that reason now.
       load(encodeShieldPolicy('deny', validators));
-      await waitFor(() => submission(gw, first), (v) => /is not trusted by the validator policy/.test(v.reason));
+      await until(() => submission(gw, first), (v) => /is not trusted by the validator policy/.test(v.reason));
       assert.equal(await balanceOf(connection, bob.publicKey), 0);
       // Allow them all: released, landed.
       load(encodeShieldPolicy('allow', validators));
-      await waitFor(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
+      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
     } finally {
       await gw.close();
     }
@@ -221,9 +212,9 @@ describe('anti-MEV across a crash', () => {
       const second = await startServer(dataDir, env);
       try {
         connection = connect(second.url, key);
-        await waitFor(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
+        await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
         const view = (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value;
-        await waitFor(async () => (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value.state, (s) => s === 'landed');
+        await until(async () => (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value.state, (s) => s === 'landed');
         assert.match(view.transactions[0].evidence[0].heldReason, /cannot be used: ENOENT/);
       } finally {
         second.child.kill('SIGTERM');
