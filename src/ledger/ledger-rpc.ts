@@ -4,6 +4,7 @@
  * and confirm against it. Each method takes the raw `params` array and answers a result or
  * an error the way an Agave node does.
  */
+import { BLOCK_RPC_METHODS } from './block-rpc';
 import bs58 from 'bs58';
 import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
@@ -99,6 +100,7 @@ function bundleIdsOf(params: readonly unknown[]): string[] | RpcAnswer {
 }
 
 export const LEDGER_RPC_METHODS: Record<string, Method> = {
+  ...BLOCK_RPC_METHODS,
   getHealth: () => ({ result: 'ok' }),
   getVersion: () => ({ result: { 'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0 } }),
   getSlot: (ledger) => ({ result: ledger.currentSlot }),

@@ -15,6 +15,7 @@ import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { WireTransaction } from '../validation/wire-transaction';
 import { LeaderSchedule } from './leader-schedule';
 import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
+import { BlockHistory } from './block-history';
 import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
@@ -83,6 +84,8 @@ export interface ExecutionOutcome {
   readonly unitsConsumed: number;
   /** False when the cluster would not have included it (no status, no fee). */
   readonly included: boolean;
+  /** Balances of its accounts before and after, when it ran (static keys, then loaded writable, then loaded readonly). */
+  readonly balances?: { readonly pre: number[]; readonly post: number[]; readonly loaded: { writable: string[]; readonly: string[] } };
 }
 
 export interface SignatureStatus {
@@ -145,6 +148,8 @@ export class LocalLedger {
   private readonly sandwichers: ReadonlySet<string>;
   /** Who saw each landed transaction (kept in memory only, as many as the statuses). */
   private readonly exposures = new Map<string, Exposure>();
+  /** Recent blocks and landed transactions, for getBlock and getTransaction. */
+  readonly history = new BlockHistory();
 
   private constructor(private readonly svm: LiteSvm, private readonly config: LedgerConfig, saved?: SavedLedger) {
     this.schedule = new LeaderSchedule(config.leaders);
@@ -156,6 +161,7 @@ export class LocalLedger {
       this.slot = Number(svm.getClock().slot);
       this.latest = svm.latestBlockhash();
       this.blockhashes.set(this.latest, this.slot);
+      this.history.beginSlot(this.slot, this.latest);
       return;
     }
     this.slot = saved.slot;
@@ -170,6 +176,7 @@ export class LocalLedger {
     }
     for (const [hash, slot] of saved.blockhashes) this.blockhashes.set(hash, slot);
     this.latest = svm.latestBlockhash();
+    this.history.beginSlot(this.slot, this.latest);
     for (const [signature, status] of saved.statuses) this.statuses.set(signature, status as SignatureStatus);
     for (const bundle of saved.bundles) this.bundles.set(bundle.bundleId, bundle as BundleRecord);
     this.journalSeq = saved.journalSeq;
@@ -220,6 +227,7 @@ export class LocalLedger {
     const blockhash = this.svm.latestBlockhash();
     this.latest = blockhash;
     this.blockhashes.set(blockhash, this.slot);
+    this.history.beginSlot(this.slot, blockhash);
     // The SlotHashes sysvar lists recent slots, newest first; programs read it (address
     // lookup tables are created against a recent slot), and warping does not update it.
     const slotHashes = this.svm.getSlotHashes().map(({ slot, hash }) => ({ slot, hash }));
@@ -268,6 +276,7 @@ export class LocalLedger {
     const outcome = this.run(tx);
     if (outcome.included) {
       this.recordStatus(outcome);
+      this.recordLanded(tx, outcome);
       this.recordExposure(outcome.signature, options.path ?? 'private');
     }
     return outcome;
@@ -295,10 +304,11 @@ export class LocalLedger {
       }
       outcomes.push(outcome);
     }
-    for (const outcome of outcomes) {
+    outcomes.forEach((outcome, i) => {
       this.recordStatus(outcome);
+      this.recordLanded(txs[i]!, outcome);
       this.recordExposure(outcome.signature, 'private');
-    }
+    });
     this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: true, err: null, reason: null });
     return { landed: true, slot: this.slot, outcomes };
   }
@@ -390,11 +400,34 @@ export class LocalLedger {
   }
 
   private run(tx: ValidatedTransaction): ExecutionOutcome {
-    for (const key of tx.wire.staticAccountKeys) this.touched.add(key.toString('latin1'));
-    for (const address of this.lookupAddresses(tx.wire)) this.touched.add(Buffer.from(address).toString('latin1'));
+    const loaded = this.loadedAddresses(tx.wire);
+    const accounts = [...tx.wire.staticAccountKeys, ...loaded.writable, ...loaded.readonly];
+    for (const address of accounts) this.touched.add(Buffer.from(address).toString('latin1'));
+    const balances = () => accounts.map((address) => Number(this.svm.getAccount(address)?.lamports() ?? 0n));
+    const pre = balances();
     const bytes = tx.wire.bytes;
     const result = tx.wire.version === 'legacy' ? this.svm.sendLegacyTransaction(bytes) : this.svm.sendVersionedTransaction(bytes);
-    return result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
+    const outcome = result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
+    const encode = (list: Uint8Array[]) => list.map((address) => bs58.encode(address));
+    return { ...outcome, balances: { pre, post: balances(), loaded: { writable: encode(loaded.writable), readonly: encode(loaded.readonly) } } };
+  }
+
+  private recordLanded(tx: ValidatedTransaction, outcome: ExecutionOutcome): void {
+    const { pre, post, loaded } = outcome.balances ?? { pre: [], post: [], loaded: { writable: [], readonly: [] } };
+    const sum = (list: number[]) => list.reduce((total, lamports) => total + lamports, 0);
+    this.history.record(outcome.signature, {
+      slot: this.slot,
+      wire: tx.wire.bytes,
+      version: tx.wire.version,
+      err: outcome.err,
+      // Lamports only move between a transaction's own accounts: what they lost together is the fee.
+      fee: Math.max(0, sum(pre) - sum(post)),
+      preBalances: pre,
+      postBalances: post,
+      loadedAddresses: loaded,
+      logs: outcome.logs,
+      unitsConsumed: outcome.unitsConsumed,
+    });
   }
 
   private recordStatus(outcome: ExecutionOutcome): void {
@@ -438,17 +471,27 @@ export class LocalLedger {
   }
 
   private lookupAddresses(wire: WireTransaction): Uint8Array[] {
-    const addresses: Uint8Array[] = [];
+    const loaded = this.loadedAddresses(wire);
+    return [...loaded.writable, ...loaded.readonly];
+  }
+
+  /** The addresses a v0 transaction loads from lookup tables, in Solana's order: every table's writable ones, then every table's readonly ones. */
+  private loadedAddresses(wire: WireTransaction): { writable: Uint8Array[]; readonly: Uint8Array[] } {
+    const loaded = { writable: [] as Uint8Array[], readonly: [] as Uint8Array[] };
     for (const lookup of wire.addressTableLookups) {
       const table = this.svm.getAccount(lookup.tableAddress);
       if (table === null) continue;
       const data = table.data();
-      for (const index of [...lookup.writableIndexes, ...lookup.readonlyIndexes]) {
-        const start = LOOKUP_TABLE_META_SIZE + index * 32;
-        if (start + 32 <= data.length) addresses.push(data.subarray(start, start + 32));
-      }
+      const pick = (indexes: Iterable<number>, into: Uint8Array[]) => {
+        for (const index of indexes) {
+          const start = LOOKUP_TABLE_META_SIZE + index * 32;
+          if (start + 32 <= data.length) into.push(data.subarray(start, start + 32));
+        }
+      };
+      pick(lookup.writableIndexes, loaded.writable);
+      pick(lookup.readonlyIndexes, loaded.readonly);
     }
-    return addresses;
+    return loaded;
   }
 }
 

@@ -1,0 +1,151 @@
+/**
+ * `getBlock` and `getTransaction` on the embedded ledger, in Solana's shapes, from its
+ * recent history (block-history.ts). A block's producer is where a cluster says it: the
+ * `Fee` reward of its `rewards` goes to the slot's leader (half the fees, the other half
+ * burnt). Encodings `json` (default), `base64` and `base58`; `jsonParsed` is refused.
+ */
+import bs58 from 'bs58';
+import type { RpcAnswer } from '../upstreams/upstream';
+import { parseWireTransaction, isWireDefect } from '../validation/wire-transaction';
+import type { LandedTransaction } from './block-history';
+import type { LocalLedger } from './local-ledger';
+
+type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
+
+const invalidParams = (message: string): RpcAnswer => ({ error: { code: -32602, message } });
+
+const ENCODINGS = new Set(['json', 'base64', 'base58']);
+const DETAILS = new Set(['full', 'signatures', 'none']);
+
+function configOf(value: unknown): Record<string, unknown> | string {
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'string') return { encoding: value }; // the old positional encoding
+  if (typeof value !== 'object' || Array.isArray(value)) return 'params[1] must be a configuration object';
+  return value as Record<string, unknown>;
+}
+
+function encodingOf(config: Record<string, unknown>): string | RpcAnswer {
+  const encoding = config.encoding ?? 'json';
+  if (encoding === 'jsonParsed') return invalidParams('encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58');
+  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding)) return invalidParams(`unknown encoding ${JSON.stringify(encoding)}; use json, base64 or base58`);
+  return encoding;
+}
+
+/** Agave's refusal of a versioned transaction to a client that did not say it reads them. */
+function unsupportedVersion(landed: LandedTransaction, config: Record<string, unknown>): RpcAnswer | undefined {
+  if (landed.version === 'legacy' || (typeof config.maxSupportedTransactionVersion === 'number' && config.maxSupportedTransactionVersion >= 0)) return undefined;
+  return {
+    error: {
+      code: -32015,
+      message: 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+    },
+  };
+}
+
+function encodeTransaction(landed: LandedTransaction, encoding: string): unknown {
+  if (encoding === 'base64') return [landed.wire.toString('base64'), 'base64'];
+  if (encoding === 'base58') return [bs58.encode(landed.wire), 'base58'];
+  const wire = parseWireTransaction(landed.wire);
+  if (isWireDefect(wire)) throw new Error(`a landed transaction does not parse: ${wire.detail}`);
+  return {
+    signatures: wire.signatures.map((signature) => bs58.encode(signature)),
+    message: {
+      header: { numRequiredSignatures: wire.numRequiredSignatures, numReadonlySignedAccounts: wire.numReadonlySigned, numReadonlyUnsignedAccounts: wire.numReadonlyUnsigned },
+      accountKeys: wire.staticAccountKeys.map((key) => bs58.encode(key)),
+      recentBlockhash: bs58.encode(wire.recentBlockhash),
+      instructions: wire.instructions.map((ix) => ({ programIdIndex: ix.programIdIndex, accounts: [...ix.accountIndexes], data: bs58.encode(ix.data), stackHeight: null })),
+      ...(wire.version === 0
+        ? { addressTableLookups: wire.addressTableLookups.map((l) => ({ accountKey: bs58.encode(l.tableAddress), writableIndexes: [...l.writableIndexes], readonlyIndexes: [...l.readonlyIndexes] })) }
+        : {}),
+    },
+  };
+}
+
+function metaOf(landed: LandedTransaction): unknown {
+  return {
+    err: landed.err,
+    status: landed.err === null ? { Ok: null } : { Err: landed.err },
+    fee: landed.fee,
+    preBalances: landed.preBalances,
+    postBalances: landed.postBalances,
+    // Not recorded by the embedded ledger (null, as nodes answer for history without them).
+    innerInstructions: null,
+    logMessages: landed.logs,
+    preTokenBalances: [],
+    postTokenBalances: [],
+    rewards: [],
+    loadedAddresses: landed.loadedAddresses,
+    computeUnitsConsumed: landed.unitsConsumed,
+  };
+}
+
+const withVersion = (landed: LandedTransaction, config: Record<string, unknown>) =>
+  config.maxSupportedTransactionVersion === undefined ? {} : { version: landed.version };
+
+export const BLOCK_RPC_METHODS: Record<string, Method> = {
+  getTransaction: (ledger, params) => {
+    if (typeof params[0] !== 'string') return invalidParams('params[0] must be a transaction signature (base58 string)');
+    const config = configOf(params[1]);
+    if (typeof config === 'string') return invalidParams(config);
+    const encoding = encodingOf(config);
+    if (typeof encoding !== 'string') return encoding;
+    const landed = ledger.history.transaction(params[0]);
+    if (landed === undefined) return { result: null };
+    const refused = unsupportedVersion(landed, config);
+    if (refused !== undefined) return refused;
+    return {
+      result: {
+        slot: landed.slot,
+        blockTime: ledger.history.block(landed.slot)?.blockTime ?? null,
+        transaction: encodeTransaction(landed, encoding),
+        meta: metaOf(landed),
+        ...withVersion(landed, config),
+      },
+    };
+  },
+
+  getBlock: (ledger, params) => {
+    const slot = params[0];
+    if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) return invalidParams('params[0] must be a slot (a non-negative integer)');
+    const config = configOf(params[1]);
+    if (typeof config === 'string') return invalidParams(config);
+    const encoding = encodingOf(config);
+    if (typeof encoding !== 'string') return encoding;
+    const details = config.transactionDetails ?? 'full';
+    if (typeof details !== 'string' || !DETAILS.has(details)) return invalidParams(`transactionDetails must be full, signatures or none (accounts is not supported by the embedded ledger)`);
+    if (slot > ledger.currentSlot) return { error: { code: -32004, message: `Block not available for slot ${slot}` } };
+    const block = ledger.history.block(slot);
+    if (block === undefined) {
+      return { error: { code: -32001, message: `Block ${slot} cleaned up, does not exist on node. First available block: ${ledger.history.firstSlot ?? ledger.currentSlot}` } };
+    }
+    const landed = block.signatures.map((signature) => ({ signature, landed: ledger.history.transaction(signature) }));
+    if (details === 'full') {
+      for (const { landed: tx } of landed) {
+        const refused = tx === undefined ? undefined : unsupportedVersion(tx, config);
+        if (refused !== undefined) return refused;
+      }
+    }
+    const leader = ledger.schedule.leaderAt(slot);
+    // The leader's share, as a cluster reports it; the embedded ledger credits it to no account.
+    const rewarded = Math.floor(block.fees / 2);
+    const leaderBalance = Number(ledger.getAccount(bs58.decode(leader))?.lamports ?? 0n);
+    return {
+      result: {
+        blockhash: block.blockhash,
+        previousBlockhash: ledger.history.block(slot - 1)?.blockhash ?? block.blockhash,
+        parentSlot: slot - 1,
+        blockHeight: slot,
+        blockTime: block.blockTime,
+        ...(details === 'full'
+          ? {
+              // A transaction forgotten before its block (more than the history keeps) is left out.
+              transactions: landed.flatMap(({ landed: tx }) => (tx === undefined ? [] : [{ transaction: encodeTransaction(tx, encoding), meta: metaOf(tx), ...withVersion(tx, config) }])),
+            }
+          : details === 'signatures'
+            ? { signatures: block.signatures }
+            : {}),
+        ...(config.rewards === false ? {} : { rewards: [{ pubkey: leader, lamports: rewarded, postBalance: leaderBalance, rewardType: 'Fee', commission: null }] }),
+      },
+    };
+  },
+};
