@@ -122,17 +122,17 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       return ok(tx.signature);
     }
     const outcome = await sendToRoute(route.value, tx, options);
-    await journalize('transaction', context, route.value, [tx], [withEvidence(stateAfter(outcome), outcome.accepted, route.value, receivedAt, decision)]);
+    await journalize('transaction', context, route.value, [tx], [withEvidence(stateAfter(outcome), outcome.accepted, route.value, decision)]);
     if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     countTransactions('sendTransaction');
     return ok(tx.signature);
   }
 
-  /** A protected transaction's state with the evidence of its first send, when it was sent. */
-  function withEvidence(state: JournalState, accepted: number, route: readonly Upstream[], receivedAt: number, decision: SendDecision | undefined): JournalState & { send?: SendEvidence } {
+  /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */
+  function withEvidence(state: JournalState, accepted: number, route: readonly Upstream[], decision: SendDecision | undefined): JournalState & { send?: SendEvidence } {
     if (decision === undefined || accepted === 0) return state;
-    return { ...state, send: protection.window.evidence(decision, route.map((u) => u.name), 0, Date.now() - receivedAt, null) };
+    return { ...state, send: protection.window.evidence(decision, route.map((u) => u.name), 0, 0, null) };
   }
 
   /**
@@ -188,7 +188,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       } else if (fresh.length > 0) {
         // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
         const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-        await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, receivedAt, decision)));
+        await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)));
         if (outcomes.every((o) => o.accepted === 0)) {
           countSubmission('submitBatch', 'refused');
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
