@@ -42,6 +42,9 @@ import { SafeWindow } from './protection/safe-window';
 import { createShieldPolicySource } from './protection/shield-policy';
 import { createFilePolicySource, createUrlPolicySource, type PolicySource } from './protection/validator-policy';
 import type { Router } from './pipeline/router';
+import { Redis } from 'ioredis';
+import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
+import { createRedisRateLimiter } from './limits/rate-limiter-redis';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -79,6 +82,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const paths = dataPaths(config.dataDir);
   const { network } = config;
 
+  const redis = config.redisUrl === '' ? undefined : await connectRedis(config.redisUrl);
+  const limiter = redis === undefined ? createMemoryRateLimiter() : createRedisRateLimiter(redis, config.redisKeyPrefix);
   const keyStore = createSqliteKeyStore(paths.keys);
   let initialKey: RunningApp['initialKey'] = null;
   if ((await keyStore.list()).length === 0) {
@@ -135,6 +140,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     duplicateTtlMs: config.duplicateTtlMs,
     initialSeq: replay.lastSeq,
     protection: { window, holds },
+    limiter,
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);
@@ -199,6 +205,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         await journal.close();
         load.close();
         await keyStore.close();
+        await limiter.close();
+        await redis?.quit().catch(() => redis.disconnect());
       })();
       return closing;
     },
@@ -221,6 +229,30 @@ async function listenPubsub(subscriptions: SubscriptionServer, host: string, por
     warn(`WebSocket subscriptions are served on the main port only: port ${port} is not available (${(error as Error).message})`);
     return undefined;
   }
+}
+
+/**
+ * One Redis connection for the shared stores. No offline queue: while Redis is unreachable
+ * a command fails at once (the request gets a clear 503), instead of waiting for it.
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  // Reconnection is ioredis's (with back-off); errors meanwhile are answered per request.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return redis;
+}
+
+/** A URL fit for messages and logs: its password replaced. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
 }
 
 /** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */

@@ -55,6 +55,10 @@ export interface SlipwayConfig {
   readonly safeWindowSlots: number;
   /** How often the current slot is asked of the RPC nodes for protection (about half a slot). */
   readonly leaderPollMs: number;
+  /** Redis (`redis://host:port/db`) for rate limits shared by a cluster of gateways; empty: in this process. */
+  readonly redisUrl: string;
+  /** Prefix of every Redis key Slipway writes (several clusters, or tests, can share one Redis). */
+  readonly redisKeyPrefix: string;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -82,6 +86,8 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   policyRefreshMs: 5_000,
   safeWindowSlots: 8,
   leaderPollMs: 200,
+  redisUrl: '',
+  redisKeyPrefix: 'slipway:',
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -105,6 +111,8 @@ const ENV: Record<keyof ScalarSettings, string> = {
   policyRefreshMs: 'SLIPWAY_POLICY_REFRESH_MS',
   safeWindowSlots: 'SLIPWAY_SAFE_WINDOW_SLOTS',
   leaderPollMs: 'SLIPWAY_LEADER_POLL_MS',
+  redisUrl: 'SLIPWAY_REDIS_URL',
+  redisKeyPrefix: 'SLIPWAY_REDIS_KEY_PREFIX',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -158,12 +166,27 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     // At least 4: a leader's four slots; at most an epoch's worth of lookahead that RPC nodes answer.
     safeWindowSlots: integer('safeWindowSlots', 1, 5_000),
     leaderPollMs: integer('leaderPollMs', 10, 10_000),
+    redisUrl: redisUrl(pick('redisUrl')),
+    redisKeyPrefix: pick('redisKeyPrefix') ?? DEFAULT_CONFIG.redisKeyPrefix,
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }
 
 /** The items of a comma-separated setting (none when unset or blank). */
 const commaList = (raw: string | undefined): string[] => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((item) => item.trim()));
+
+/** A Redis URL, checked now so that a typo stops start-up with its reason. */
+function redisUrl(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return '';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`redisUrl must be a URL like redis://127.0.0.1:6379/0 (got ${JSON.stringify(raw)}; env ${ENV.redisUrl})`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error(`redisUrl must start with redis:// or rediss:// (got ${JSON.stringify(raw)}; env ${ENV.redisUrl})`);
+  return raw;
+}
 
 /** A comma-separated list of validator identities, checked now so that a bad one stops start-up with its name. */
 function leaderList(raw: string | undefined): readonly string[] {

@@ -13,6 +13,8 @@ export async function runKeys(args: string[]): Promise<number> {
   const { values, positionals } = parseOptions(`keys ${action ?? ''}`.trim(), rest, {
     name: { type: 'string' },
     bundle: { type: action === 'set' ? 'string' : 'boolean' },
+    tps: { type: 'string' },
+    'bundles-per-second': { type: 'string' },
     json: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
   } as const);
@@ -23,12 +25,12 @@ export async function runKeys(args: string[]): Promise<number> {
       case 'create': {
         if (values.name === undefined || values.name.trim() === '') throw new Error('keys create: --name NAME is required');
         const bundle = values.bundle === true;
-        const { record, key } = await store.create({ name: values.name, bundle });
+        const { record, key } = await store.create({ name: values.name, bundle, ...parseLimits(values, 'keys create') });
         if (values.json) {
           process.stdout.write(JSON.stringify({ ...record, key }) + '\n');
         } else {
           process.stdout.write(`${key}\n`);
-          process.stderr.write(`created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}); the key is shown only this once\n`);
+          process.stderr.write(`created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}); the key is shown only this once\n`);
         }
         return 0;
       }
@@ -44,11 +46,12 @@ export async function runKeys(args: string[]): Promise<number> {
         return 0;
       }
       case 'set': {
-        const id = requireId(positionals, 'keys set ID --bundle on|off');
-        if (values.bundle === undefined) throw new Error('keys set: say what to change, e.g. --bundle on');
-        const bundle = parseOnOff(String(values.bundle), 'keys set --bundle');
-        if (!(await store.setBundle(id, bundle))) throw new Error(`keys set: no key with id ${id}`);
-        process.stderr.write(`${id}: sendBundle ${bundle ? 'on' : 'off'}\n`);
+        const id = requireId(positionals, 'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off]');
+        const changes = { ...(values.bundle === undefined ? {} : { bundle: parseOnOff(String(values.bundle), 'keys set --bundle') }), ...parseLimits(values, 'keys set') };
+        if (Object.keys(changes).length === 0) throw new Error('keys set: say what to change, e.g. --bundle on or --tps 50');
+        if (!(await store.update(id, changes))) throw new Error(`keys set: no key with id ${id}`);
+        const record = (await store.list()).find((k) => k.id === id)!;
+        process.stderr.write(`${id}: sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}\n`);
         return 0;
       }
       default:
@@ -57,6 +60,24 @@ export async function runKeys(args: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** `--tps N` and `--bundles-per-second N`: a positive integer, or `off` for no limit. */
+function parseLimits(values: { tps?: string; 'bundles-per-second'?: string }, command: string): { tps?: number | null; bundlesPerSecond?: number | null } {
+  const limit = (raw: string | undefined, flag: string): number | null | undefined => {
+    if (raw === undefined) return undefined;
+    if (raw === 'off') return null;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > 1_000_000) throw new Error(`${command} ${flag} takes a whole number from 1 to 1000000, or off (got ${JSON.stringify(raw)})`);
+    return value;
+  };
+  const tps = limit(values.tps, '--tps');
+  const bundlesPerSecond = limit(values['bundles-per-second'], '--bundles-per-second');
+  return { ...(tps === undefined ? {} : { tps }), ...(bundlesPerSecond === undefined ? {} : { bundlesPerSecond }) };
+}
+
+function describeLimits(record: ApiKeyRecord): string {
+  return `${record.tps === null ? 'no transaction limit' : `${record.tps} transactions/s`}, ${record.bundlesPerSecond === null ? 'no bundle limit' : `${record.bundlesPerSecond} bundles/s`}`;
 }
 
 function parseOnOff(value: string, what: string): boolean {
@@ -74,6 +95,9 @@ function requireId(positionals: string[], usage: string): string {
 function formatKeys(keys: ApiKeyRecord[]): string {
   if (keys.length === 0) return 'no keys\n';
   return keys
-    .map((k) => `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`)
+    .map(
+      (k) =>
+        `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  tps=${k.tps ?? 'off'}  bundles/s=${k.bundlesPerSecond ?? 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`,
+    )
     .join('');
 }

@@ -13,10 +13,12 @@ Commands:
   serve [--host H] [--port P] [--data-dir DIR] [--config FILE]
         [--validator-policy FILE|URL|shield:ADDRESS] [--safe-window-slots N]
                                                   start the gateway (default upstream: the embedded ledger)
-  keys create --name NAME [--bundle] [--json]     create an API key (printed once)
+  keys create --name NAME [--bundle] [--tps N] [--bundles-per-second N] [--json]
+                                                  create an API key (printed once), with its rate limits
   keys list [--json]                              list API keys (never the keys themselves)
   keys revoke ID                                  revoke a key
-  keys set ID --bundle on|off                     allow or forbid sendBundle for a key
+  keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off]
+                                                  allow or forbid sendBundle, set or remove rate limits
   submissions list [--key ID] [--status S] [--limit N] [--json]
                                                   the newest submissions in the journal, with each transaction's state
   submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle (and, if protected, each send's evidence)

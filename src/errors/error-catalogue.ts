@@ -31,6 +31,10 @@ export const ERROR_CATALOGUE = {
   ROUTE_NOT_CONFIGURED: { code: -32092, http: 200, batchHttp: 503 },
   /** An upstream refuses the bundle before it is sent (e.g. it pays no tip). */
   BUNDLE_NOT_ADMITTED: { code: -32093, http: 200, batchHttp: 400 },
+  /** A shared store (PostgreSQL, Redis) cannot be reached: nothing was submitted; try again. */
+  STORE_UNAVAILABLE: { code: -32094, http: 503, batchHttp: 503 },
+  /** Over the key's rate limit (Jito's code): nothing was submitted; Retry-After says when it fits. */
+  RATE_LIMITED: { code: -32097, http: 429, batchHttp: 429 },
   /** No, unknown or revoked API key. */
   UNAUTHORIZED: { code: -32098, http: 401, batchHttp: 401 },
   /** The key is valid but lacks the permission the operation needs. */

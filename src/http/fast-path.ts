@@ -21,6 +21,8 @@ export interface Answer {
   readonly status: number;
   /** The JSON to send; none for 204. */
   readonly payload?: unknown;
+  /** Extra headers (Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError) => Promise<Answer>;
@@ -60,12 +62,12 @@ export function createFastPath({ authenticator, bodyLimit, routes, failed, closi
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       routes[path](parseJsonBody(text), key, false)
         .catch((error: unknown) => failed(path, error))
-        .then(({ status, payload }) => {
+        .then(({ status, payload, headers }) => {
           if (payload === undefined) {
-            response.writeHead(status).end();
+            response.writeHead(status, headers).end();
           } else {
             const json = JSON.stringify(payload);
-            response.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) }).end(json);
+            response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) }).end(json);
           }
           durations[path].observe(Number(process.hrtime.bigint() - started) / 1e9);
         });

@@ -5,7 +5,7 @@
  * standalone ledger node.
  */
 import type { SlipwayError } from '../errors/error-catalogue';
-import { slipwayError, toJsonRpcError } from '../errors/error-catalogue';
+import { ERROR_CATALOGUE, slipwayError, toJsonRpcError } from '../errors/error-catalogue';
 import { refusalsTotal } from '../metrics/metrics';
 
 /** Requests in one JSON-RPC batch; a larger batch is refused whole. */
@@ -13,10 +13,11 @@ export const MAX_JSON_RPC_BATCH = 100;
 
 export type JsonRpcId = number | string | null;
 
-/** What to send back: a body (undefined when only notifications were sent) and its HTTP status. */
+/** What to send back: a body (undefined when only notifications were sent), its HTTP status, and any headers. */
 export interface RpcReply {
   readonly status: number;
   readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Serves one well-formed request; answers its reply (the body is the full response object). */
@@ -28,6 +29,24 @@ export const errorResponse = (id: JsonRpcId, error: SlipwayError) => {
 };
 
 export const resultResponse = (id: JsonRpcId, result: unknown) => ({ jsonrpc: '2.0', result, id });
+
+/** `Retry-After` (whole seconds, at least 1) for refusals that say when to try again. */
+export function retryHeaders(error: SlipwayError): Readonly<Record<string, string>> | undefined {
+  const data = error.data as { retryAfterMs?: unknown } | undefined;
+  if (typeof data?.retryAfterMs !== 'number') return undefined;
+  return { 'retry-after': String(Math.max(1, Math.ceil(data.retryAfterMs / 1000))) };
+}
+
+/**
+ * A refusal of one request: HTTP 200, as Solana nodes answer JSON-RPC errors, except where
+ * the catalogue gives the refusal a status of its own (429 over a rate limit, 503 when a
+ * store is down), with `Retry-After` when it says when.
+ */
+export function errorReply(id: JsonRpcId, error: SlipwayError): RpcReply {
+  const headers = retryHeaders(error);
+  const reply = { status: ERROR_CATALOGUE[error.kind].http, body: errorResponse(id, error) };
+  return headers === undefined ? reply : { ...reply, headers };
+}
 
 /** Method names from clients end up in messages; keep them short. */
 export const describeMethod = (method: string) => (method.length > 64 ? `${method.slice(0, 64)}…` : method);

@@ -12,7 +12,7 @@ import type { StatusView } from '../pipeline/status-view';
 import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
-import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
+import { createJsonRpcEndpoint, describeMethod, errorReply, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
 import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
 
 export interface RpcCallContext {
@@ -37,14 +37,15 @@ const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'ge
 
 export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
-    const submission: SubmissionContext = { keyId: context.key.id, antiMev: context.antiMev };
+    const { key } = context;
+    const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond };
     switch (method) {
       case 'sendTransaction': {
         const input = await parseSendTransactionParams(params, validator);
         const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
         if (sent.ok) return { status: 200, body: resultResponse(id, sent.value) };
         refusals.record(params[0], context.key.id, sent.error.message);
-        return { status: 200, body: errorResponse(id, sent.error) };
+        return errorReply(id, sent.error);
       }
       case 'sendBundle': {
         if (!context.key.bundle) {
@@ -58,7 +59,7 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
           if (Array.isArray(params[0])) for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
-          return { status: 200, body: errorResponse(id, sent.error) };
+          return errorReply(id, sent.error);
         }
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }

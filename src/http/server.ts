@@ -14,7 +14,7 @@ import { refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { createFastPath, type Answer } from './fast-path';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
-import { errorResponse } from './json-rpc-envelope';
+import { errorResponse, retryHeaders } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext } from './json-rpc-handler';
 import { parseSubmitBatchParams } from './submission-params';
 
@@ -111,8 +111,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const unreadable = checkJsonBody(body);
     if (unreadable !== null) return refusal('/', unreadable);
     if (typeof antiMev !== 'boolean') return refusal('/', antiMev);
-    const { status, body: payload } = await handleRpc(body, { key, antiMev });
-    return status === 204 ? { status } : { status, payload };
+    const { status, body: payload, headers } = await handleRpc(body, { key, antiMev });
+    return status === 204 ? { status } : { status, payload, ...(headers === undefined ? {} : { headers }) };
   };
 
   /** POST /submit-batch: what to answer to a body from `key`. */
@@ -129,7 +129,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
     const txs = await parseSubmitBatchParams(params, options.validator);
-    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev }) : txs;
+    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond }) : txs;
     if (!submitted.ok) {
       const members = (params as { transactions?: unknown } | undefined)?.transactions;
       if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
@@ -183,14 +183,16 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 /** A refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */
 function refusal(path: string | undefined, error: SlipwayError): Answer {
   const entry = ERROR_CATALOGUE[error.kind];
+  const headers = retryHeaders(error);
   if (path === '/submit-batch') {
     refusalsTotal.inc({ kind: error.kind });
-    return { status: entry.batchHttp, payload: { code: entry.code, message: error.message } };
+    return { status: entry.batchHttp, payload: { code: entry.code, message: error.message }, ...(headers === undefined ? {} : { headers }) };
   }
-  return { status: entry.http, payload: errorResponse(null, error) };
+  return { status: entry.http, payload: errorResponse(null, error), ...(headers === undefined ? {} : { headers }) };
 }
 
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  if (answer.headers !== undefined) reply.headers(answer.headers);
   return answer.payload === undefined ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.payload);
 }
 

@@ -124,3 +124,9 @@ export const fastPathRequestsTotal = new client.Counter({
   name: 'slipway_http_fast_path_requests_total',
   help: 'Requests to POST / and POST /submit-batch served on the lean node:http path (the rest of those routes go through Fastify).',
 });
+
+export const rateLimitedTotal = new client.Counter({
+  name: 'slipway_rate_limited_total',
+  help: 'Requests refused over their API key\'s rate limit (HTTP 429), by key id.',
+  labelNames: ['key_id'],
+});

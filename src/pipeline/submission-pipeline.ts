@@ -11,7 +11,8 @@
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
-import { countSubmission, countTransactions, protectedHeldTotal } from '../metrics/metrics';
+import type { BucketRequest, RateLimiter } from '../limits/rate-limiter';
+import { countSubmission, countTransactions, protectedHeldTotal, rateLimitedTotal } from '../metrics/metrics';
 import type { HoldQueue } from '../protection/hold-queue';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
@@ -27,6 +28,9 @@ import { TtlMap } from './ttl-map';
 export interface SubmissionContext {
   readonly keyId: string;
   readonly antiMev: boolean;
+  /** The key's rate limits (null: none). */
+  readonly tps: number | null;
+  readonly bundlesPerSecond: number | null;
 }
 
 export interface BundleReceipt {
@@ -62,9 +66,12 @@ export interface PipelineDependencies {
   readonly initialSeq: number;
   /** Anti-MEV protection: the safe-window rule, and where held transactions wait. */
   readonly protection: { readonly window: SafeWindow; readonly holds: HoldQueue };
+  /** Where keys' rate limits are counted. */
+  readonly limiter: RateLimiter;
 }
 
-export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection }: PipelineDependencies): SubmissionPipeline {
+export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, limiter }: PipelineDependencies): SubmissionPipeline {
+  const withinLimits = admitter(limiter);
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
@@ -158,6 +165,11 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
 
   return {
     async sendTransaction(tx, options, context) {
+      const admitted = await withinLimits(context, 1, false);
+      if (!admitted.ok) {
+        countSubmission('sendTransaction', 'refused');
+        return admitted;
+      }
       if (recent.includes(tx)) {
         countSubmission('sendTransaction', 'duplicate');
         return ok(tx.signature);
@@ -179,6 +191,11 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     async submitBatch(txs, context) {
       const route = router.route('submitBatch', context.antiMev);
       if (!route.ok) return route;
+      const admitted = await withinLimits(context, txs.length, false);
+      if (!admitted.ok) {
+        countSubmission('submitBatch', 'refused');
+        return admitted;
+      }
       const fresh = txs.filter((tx) => !recent.includes(tx));
       const receivedAt = Date.now();
       const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
@@ -212,6 +229,11 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       }
       const route = router.route('sendBundle', false);
       if (!route.ok) return route;
+      const admitted = await withinLimits(context, txs.length, true);
+      if (!admitted.ok) {
+        countSubmission('sendBundle', 'refused');
+        return admitted;
+      }
       for (const upstream of route.value) {
         let refusal: string | null;
         try {
@@ -248,6 +270,40 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       // Submissions are journaled after their route has them, except held ones, which reach it later.
       return Math.min(lastSeq, protection.holds.oldestSeq() - 1);
     },
+  };
+}
+
+/**
+ * The rate-limit check of one request: `transactions` against the key's transactions per
+ * second, and (for a bundle) one against its bundles per second, all or nothing. A request
+ * larger than a limit's burst can never fit, and says so; a store that cannot be reached
+ * refuses it as unavailable (never unlimited).
+ */
+function admitter(limiter: RateLimiter) {
+  return async (context: SubmissionContext, transactions: number, bundle: boolean): Promise<Result<undefined>> => {
+    const requests: BucketRequest[] = [];
+    if (context.tps !== null) requests.push({ bucket: `tps:${context.keyId}`, perSecond: context.tps, cost: transactions });
+    if (bundle && context.bundlesPerSecond !== null) requests.push({ bucket: `bundles:${context.keyId}`, perSecond: context.bundlesPerSecond, cost: 1 });
+    if (requests.length === 0) return ok(undefined);
+    if (context.tps !== null && transactions > context.tps) {
+      return fail(slipwayError('RATE_LIMITED', `this request has ${transactions} transactions, more than API key ${context.keyId} may send in a second (${context.tps}): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${context.keyId} --tps N)`));
+    }
+    let taken;
+    try {
+      taken = await limiter.take(requests);
+    } catch (error) {
+      return fail(slipwayError('STORE_UNAVAILABLE', `the rate-limit store cannot be reached (${(error as Error).message}); nothing was submitted, try again`, { retryAfterMs: 1000 }));
+    }
+    if (taken.allowed) return ok(undefined);
+    rateLimitedTotal.inc({ key_id: context.keyId });
+    const limits = [context.tps === null ? null : `${context.tps} transactions`, bundle && context.bundlesPerSecond !== null ? `${context.bundlesPerSecond} bundles` : null].filter((l) => l !== null);
+    return fail(
+      slipwayError(
+        'RATE_LIMITED',
+        `Rate limit exceeded: API key ${context.keyId} may send ${limits.join(' and ')} per second; nothing was submitted; this request fits again in ${(taken.retryAfterMs / 1000).toFixed(3)} s`,
+        { retryAfterMs: taken.retryAfterMs },
+      ),
+    );
   };
 }
 

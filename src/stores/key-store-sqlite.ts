@@ -17,6 +17,9 @@ const MIGRATIONS: Migrations = [
      created_at TEXT NOT NULL,
      revoked_at TEXT
    );`,
+  // Per-key rate limits (NULL: none).
+  `ALTER TABLE api_keys ADD COLUMN tps INTEGER;
+   ALTER TABLE api_keys ADD COLUMN bundles_per_second INTEGER;`,
 ];
 
 const WATCH_INTERVAL_MS = 200;
@@ -28,6 +31,8 @@ interface Row {
   bundle: number;
   created_at: string;
   revoked_at: string | null;
+  tps: number | null;
+  bundles_per_second: number | null;
 }
 
 const toRecord = (row: Row): ApiKeyRecord => ({
@@ -36,24 +41,35 @@ const toRecord = (row: Row): ApiKeyRecord => ({
   bundle: row.bundle === 1,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
+  tps: row.tps,
+  bundlesPerSecond: row.bundles_per_second,
 });
 
 export function createSqliteKeyStore(file: string): KeyStore {
   const db = openSqlite(file, MIGRATIONS);
-  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at) VALUES (?, ?, ?, ?, ?)');
+  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectActive = db.prepare('SELECT * FROM api_keys WHERE revoked_at IS NULL');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   const exists = db.prepare('SELECT 1 FROM api_keys WHERE id = ?');
-  const setBundle = db.prepare('UPDATE api_keys SET bundle = ? WHERE id = ?');
+  const columns = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second' } as const;
   const watchers = new Set<() => void>();
   const notify = () => watchers.forEach((watcher) => watcher());
 
   return {
-    async create({ name, bundle }) {
+    async create({ name, bundle, tps = null, bundlesPerSecond = null }) {
       const key = generateApiKey();
-      const row: Row = { id: generateKeyId(), name, key_hash: hashApiKey(key), bundle: bundle ? 1 : 0, created_at: new Date().toISOString(), revoked_at: null };
-      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at);
+      const row: Row = {
+        id: generateKeyId(),
+        name,
+        key_hash: hashApiKey(key),
+        bundle: bundle ? 1 : 0,
+        created_at: new Date().toISOString(),
+        revoked_at: null,
+        tps,
+        bundles_per_second: bundlesPerSecond,
+      };
+      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at, row.tps, row.bundles_per_second);
       notify();
       return { record: toRecord(row), key };
     },
@@ -65,8 +81,11 @@ export function createSqliteKeyStore(file: string): KeyStore {
       if (changed) notify();
       return changed || exists.get(id) !== undefined;
     },
-    async setBundle(id, bundle) {
-      const changed = setBundle.run(bundle ? 1 : 0, id).changes > 0;
+    async update(id, changes) {
+      const fields = (Object.keys(columns) as (keyof typeof columns)[]).filter((field) => changes[field] !== undefined);
+      if (fields.length === 0) return exists.get(id) !== undefined;
+      const values = fields.map((field) => (field === 'bundle' ? (changes.bundle ? 1 : 0) : changes[field]));
+      const changed = db.prepare(`UPDATE api_keys SET ${fields.map((field) => `${columns[field]} = ?`).join(', ')} WHERE id = ?`).run(...values, id).changes > 0;
       if (changed) notify();
       return changed;
     },

@@ -17,6 +17,10 @@ export interface ApiKeyRecord {
   readonly name: string;
   /** Whether the key may call `sendBundle` (off by default, as the spec says). */
   readonly bundle: boolean;
+  /** Transactions per second it may submit (a batch or bundle counts each member); null: no limit. */
+  readonly tps: number | null;
+  /** Bundles per second it may submit; null: no limit. */
+  readonly bundlesPerSecond: number | null;
   readonly createdAt: string;
   readonly revokedAt: string | null;
 }
@@ -26,13 +30,21 @@ export interface StoredKey {
   readonly hash: Buffer;
 }
 
+/** What `keys set` changes: each field given is set (a limit of null removes it). */
+export interface KeyChanges {
+  readonly bundle?: boolean;
+  readonly tps?: number | null;
+  readonly bundlesPerSecond?: number | null;
+}
+
 export interface KeyStore {
   /** Creates a key; the clear key is returned once and never stored. */
-  create(input: { name: string; bundle: boolean }): Promise<{ record: ApiKeyRecord; key: string }>;
+  create(input: { name: string; bundle: boolean } & KeyChanges): Promise<{ record: ApiKeyRecord; key: string }>;
   list(): Promise<ApiKeyRecord[]>;
   /** False when no such key exists. */
   revoke(id: string): Promise<boolean>;
-  setBundle(id: string, bundle: boolean): Promise<boolean>;
+  /** False when no such key exists. */
+  update(id: string, changes: KeyChanges): Promise<boolean>;
   /** Every key that is not revoked, with its hash, for the authenticator. */
   loadActive(): Promise<StoredKey[]>;
   /** Calls `onChange` soon after any change, including one made by another process. */

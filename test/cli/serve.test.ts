@@ -156,7 +156,7 @@ describe('bin/slipway keys', () => {
     assert.equal(created.code, 0, created.stderr);
     const record = JSON.parse(created.stdout);
     assert.equal(created.stdout.trim().split('\n').length, 1, 'stdout is exactly one JSON object');
-    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'createdAt', 'id', 'key', 'name', 'revokedAt']);
+    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'bundlesPerSecond', 'createdAt', 'id', 'key', 'name', 'revokedAt', 'tps']);
     assert.equal(record.name, 'trader');
     assert.equal(record.bundle, false);
     const ready = await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 200);
