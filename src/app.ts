@@ -45,6 +45,7 @@ import type { Router } from './pipeline/router';
 import { Redis } from 'ioredis';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
+import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -141,6 +142,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     initialSeq: replay.lastSeq,
     protection: { window, holds },
     limiter,
+    claims: redis === undefined ? undefined : createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs),
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
   const statusView = createStatusView(journal, router, refusals);

@@ -12,6 +12,7 @@ import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import type { BucketRequest, RateLimiter } from '../limits/rate-limiter';
+import type { DuplicateClaims } from '../stores/duplicate-claims';
 import { countSubmission, countTransactions, protectedHeldTotal, rateLimitedTotal } from '../metrics/metrics';
 import type { HoldQueue } from '../protection/hold-queue';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
@@ -68,10 +69,29 @@ export interface PipelineDependencies {
   readonly protection: { readonly window: SafeWindow; readonly holds: HoldQueue };
   /** Where keys' rate limits are counted. */
   readonly limiter: RateLimiter;
+  /** Duplicate detection shared with the other gateways of a cluster (absent: this gateway alone). */
+  readonly claims?: DuplicateClaims;
 }
 
-export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, limiter }: PipelineDependencies): SubmissionPipeline {
+export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, limiter, claims }: PipelineDependencies): SubmissionPipeline {
   const withinLimits = admitter(limiter);
+
+  /** Claims ids across the cluster: per id, true to go ahead, false for a duplicate already submitted through another gateway. */
+  async function claim(ids: string[]): Promise<Result<boolean[]>> {
+    if (claims === undefined) return ok(ids.map(() => true));
+    try {
+      return ok((await claims.claim(ids)).map((outcome) => outcome !== 'duplicate'));
+    } catch (error) {
+      return fail(slipwayError('STORE_UNAVAILABLE', `duplicate detection cannot reach its store (${(error as Error).message}); nothing was submitted, try again`, { retryAfterMs: 1000 }));
+    }
+  }
+
+  /** Keeps the claims of what went out and gives back the others; not awaited (a failure only makes another gateway wait for the claim to expire). */
+  function settle(keep: readonly string[], giveBack: readonly string[]): void {
+    if (claims === undefined) return;
+    if (keep.length > 0) claims.confirm(keep).catch(() => {});
+    if (giveBack.length > 0) claims.release(giveBack).catch(() => {});
+  }
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
@@ -107,7 +127,26 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     return seq;
   }
 
+  /** A transaction this gateway has not seen: claimed across the cluster (with a shared store), then forwarded. */
   async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
+    if (claims === undefined) return forwardFresh(tx, options, context);
+    const id = tx.digest.toString('hex');
+    const claimed = await claim([id]);
+    if (!claimed.ok) return claimed;
+    if (!claimed.value[0]) {
+      recent.remember(tx);
+      return ok(tx.signature);
+    }
+    let result: Result<string> | undefined;
+    try {
+      result = await forwardFresh(tx, options, context);
+      return result;
+    } finally {
+      settle(result?.ok === true ? [id] : [], result?.ok === true ? [] : [id]);
+    }
+  }
+
+  async function forwardFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
     const receivedAt = Date.now();
     const route = router.route('sendTransaction', context.antiMev);
     if (!route.ok) return route;
@@ -196,22 +235,42 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
         countSubmission('submitBatch', 'refused');
         return admitted;
       }
-      const fresh = txs.filter((tx) => !recent.includes(tx));
+      let fresh = txs.filter((tx) => !recent.includes(tx));
+      let ids: string[] = [];
+      if (claims !== undefined && fresh.length > 0) {
+        const claimed = await claim(fresh.map((tx) => tx.digest.toString('hex')));
+        if (!claimed.ok) {
+          countSubmission('submitBatch', 'refused');
+          return claimed;
+        }
+        // Members already submitted through another gateway are duplicates here too.
+        fresh.forEach((tx, i) => {
+          if (!claimed.value[i]) recent.remember(tx);
+        });
+        fresh = fresh.filter((_, i) => claimed.value[i]);
+        ids = fresh.map((tx) => tx.digest.toString('hex'));
+      }
       const receivedAt = Date.now();
       const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
       if (decision === 'held') {
+        settle(ids, []);
         fresh.forEach((tx) => recent.remember(tx));
         countTransactions('submitBatch', fresh.length);
       } else if (fresh.length > 0) {
         // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
         const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
         await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)));
-        if (outcomes.every((o) => o.accepted === 0)) {
+        const went = outcomes.map((o) => o.accepted > 0);
+        settle(
+          ids.filter((_, i) => went[i]),
+          ids.filter((_, i) => !went[i]),
+        );
+        if (!went.some(Boolean)) {
           countSubmission('submitBatch', 'refused');
           return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
         }
         fresh.forEach((tx, position) => {
-          if (outcomes[position]!.accepted > 0) recent.remember(tx);
+          if (went[position]) recent.remember(tx);
         });
         countTransactions('submitBatch', fresh.length);
       }
@@ -243,6 +302,13 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
         }
         if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
       }
+      const claimId = `bundle:${bundleId}`;
+      const claimed = await claim([claimId]);
+      if (!claimed.ok) return claimed;
+      if (!claimed.value[0]) {
+        countSubmission('sendBundle', 'duplicate');
+        return ok({ bundleId, signatures });
+      }
       const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
       const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
       const rejection = results.find((r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted);
@@ -254,6 +320,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
           : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
       const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
       await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
+      settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
       if (error !== undefined) {
         countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
         return fail(error);
