@@ -23,7 +23,7 @@ import { createSubmissionPipeline } from './pipeline/submission-pipeline';
 import { SubmissionTracker } from './pipeline/submission-tracker';
 import type { Journal } from './stores/journal';
 import { createSqliteJournal } from './stores/journal-sqlite';
-import { createSqliteKeyStore } from './stores/key-store-sqlite';
+import { openKeyStore } from './stores/open-key-store';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
 import { createJitoUpstream } from './upstreams/jito';
 import { createSinkUpstream } from './upstreams/sink';
@@ -85,12 +85,10 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
 
   const redis = config.redisUrl === '' ? undefined : await connectRedis(config.redisUrl);
   const limiter = redis === undefined ? createMemoryRateLimiter() : createRedisRateLimiter(redis, config.redisKeyPrefix);
-  const keyStore = createSqliteKeyStore(paths.keys);
+  const keyStore = await openKeyStore(config);
   let initialKey: RunningApp['initialKey'] = null;
-  if ((await keyStore.list()).length === 0) {
-    const created = await keyStore.create({ name: 'initial', bundle: true });
-    initialKey = { id: created.record.id, key: created.key };
-  }
+  const created = await keyStore.createFirst({ name: 'initial', bundle: true });
+  if (created !== null) initialKey = { id: created.record.id, key: created.key };
   const authenticator = await createAuthenticator(keyStore);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();

@@ -58,6 +58,8 @@ const fileSchema = z.strictObject({
   leaderPollMs: z.number().int().optional(),
   redisUrl: z.string().optional(),
   redisKeyPrefix: z.string().optional(),
+  postgresUrl: z.string().optional(),
+  postgresSchema: z.string().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -120,7 +122,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema', string | number | boolean>
 >;
 
 export interface ConfigFile {

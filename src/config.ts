@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { defaultValidatorIdentities, LeaderSchedule } from './ledger/leader-schedule';
 import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
+import { checkSchemaName } from './stores/postgres-database';
 
 export interface SlipwayConfig {
   readonly host: string;
@@ -59,6 +60,10 @@ export interface SlipwayConfig {
   readonly redisUrl: string;
   /** Prefix of every Redis key Slipway writes (several clusters, or tests, can share one Redis). */
   readonly redisKeyPrefix: string;
+  /** PostgreSQL (`postgres://user@host:port/db`) for the API keys shared by a cluster of gateways; empty: SQLite in the data dir. */
+  readonly postgresUrl: string;
+  /** The schema Slipway's tables live in (created if missing). */
+  readonly postgresSchema: string;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -88,6 +93,8 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   leaderPollMs: 200,
   redisUrl: '',
   redisKeyPrefix: 'slipway:',
+  postgresUrl: '',
+  postgresSchema: 'slipway',
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -113,6 +120,8 @@ const ENV: Record<keyof ScalarSettings, string> = {
   leaderPollMs: 'SLIPWAY_LEADER_POLL_MS',
   redisUrl: 'SLIPWAY_REDIS_URL',
   redisKeyPrefix: 'SLIPWAY_REDIS_KEY_PREFIX',
+  postgresUrl: 'SLIPWAY_POSTGRES_URL',
+  postgresSchema: 'SLIPWAY_POSTGRES_SCHEMA',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -166,8 +175,10 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     // At least 4: a leader's four slots; at most an epoch's worth of lookahead that RPC nodes answer.
     safeWindowSlots: integer('safeWindowSlots', 1, 5_000),
     leaderPollMs: integer('leaderPollMs', 10, 10_000),
-    redisUrl: redisUrl(pick('redisUrl')),
+    redisUrl: serviceUrl('redisUrl', pick('redisUrl'), ['redis:', 'rediss:'], 'redis://127.0.0.1:6379/0'),
     redisKeyPrefix: pick('redisKeyPrefix') ?? DEFAULT_CONFIG.redisKeyPrefix,
+    postgresUrl: serviceUrl('postgresUrl', pick('postgresUrl'), ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway'),
+    postgresSchema: checkSchemaName(pick('postgresSchema') ?? DEFAULT_CONFIG.postgresSchema),
     network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
   };
 }
@@ -175,16 +186,16 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
 /** The items of a comma-separated setting (none when unset or blank). */
 const commaList = (raw: string | undefined): string[] => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((item) => item.trim()));
 
-/** A Redis URL, checked now so that a typo stops start-up with its reason. */
-function redisUrl(raw: string | undefined): string {
+/** A service's URL, checked now so that a typo stops start-up with its reason. */
+function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string | undefined, protocols: readonly string[], example: string): string {
   if (raw === undefined || raw.trim() === '') return '';
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new Error(`redisUrl must be a URL like redis://127.0.0.1:6379/0 (got ${JSON.stringify(raw)}; env ${ENV.redisUrl})`);
+    throw new Error(`${name} must be a URL like ${example} (env ${ENV[name]})`);
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error(`redisUrl must start with redis:// or rediss:// (got ${JSON.stringify(raw)}; env ${ENV.redisUrl})`);
+  if (!protocols.includes(url.protocol)) throw new Error(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')} (got ${url.protocol}//…; env ${ENV[name]})`);
   return raw;
 }
 

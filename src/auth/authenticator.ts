@@ -26,6 +26,8 @@ export async function createAuthenticator(store: KeyStore): Promise<Authenticato
       .then((keys) => {
         byHash = index(keys);
       })
+      // The store unreachable: keep the keys known; the store reports again once it is back.
+      .catch(() => {})
       .finally(() => {
         reloading = undefined;
       });

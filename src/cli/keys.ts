@@ -1,10 +1,11 @@
 /**
- * `slipway keys …`: manages API keys in the data directory. Safe while the server runs:
- * the server sees each change within a second.
+ * `slipway keys …`: manages API keys in the data directory, or in PostgreSQL when the
+ * configuration names it (`--config`, or $SLIPWAY_POSTGRES_URL). Safe while servers run:
+ * each sees every change within a second.
  */
-import { dataPaths, resolveConfig } from '../config';
+import { resolveConfig } from '../config';
 import type { ApiKeyRecord } from '../stores/key-store';
-import { createSqliteKeyStore } from '../stores/key-store-sqlite';
+import { openKeyStore } from '../stores/open-key-store';
 import { parseOptions } from './parse-options';
 
 export async function runKeys(args: string[]): Promise<number> {
@@ -17,9 +18,10 @@ export async function runKeys(args: string[]): Promise<number> {
     'bundles-per-second': { type: 'string' },
     json: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
+    config: { type: 'string' },
   } as const);
-  const config = resolveConfig({ dataDir: values['data-dir'] });
-  const store = createSqliteKeyStore(dataPaths(config.dataDir).keys);
+  const config = resolveConfig({ dataDir: values['data-dir'], config: values.config });
+  const store = await openKeyStore(config);
   try {
     switch (action) {
       case 'create': {

@@ -73,6 +73,12 @@ export function createSqliteKeyStore(file: string): KeyStore {
       notify();
       return { record: toRecord(row), key };
     },
+    async createFirst(input) {
+      // One connection, one process: the check and the insert cannot interleave with another start's
+      // (a second process opening the same file would serialize on SQLite's write lock).
+      const count = (db.prepare('SELECT COUNT(*) AS n FROM api_keys').get() as { n: number }).n;
+      return count === 0 ? this.create(input) : null;
+    },
     async list() {
       return (selectAll.all() as Row[]).map(toRecord);
     },

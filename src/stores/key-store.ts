@@ -40,6 +40,8 @@ export interface KeyChanges {
 export interface KeyStore {
   /** Creates a key; the clear key is returned once and never stored. */
   create(input: { name: string; bundle: boolean } & KeyChanges): Promise<{ record: ApiKeyRecord; key: string }>;
+  /** Creates a key only if the store holds none (the first start), atomically among instances starting together; null otherwise. */
+  createFirst(input: { name: string; bundle: boolean }): Promise<{ record: ApiKeyRecord; key: string } | null>;
   list(): Promise<ApiKeyRecord[]>;
   /** False when no such key exists. */
   revoke(id: string): Promise<boolean>;

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../../src/app';
-import { resolveConfig, dataPaths, type Settings } from '../../src/config';
-import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
+import { resolveConfig, type Settings } from '../../src/config';
+import { openKeyStore } from '../../src/stores/open-key-store';
 
 export interface TestGateway {
   readonly app: RunningApp;
@@ -39,13 +39,17 @@ export async function startTestGateway(settings: Settings = {}, configFile?: obj
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const plainKey = await createKey(dataDir, 'plain', false);
+  const stores = { dataDir, postgresUrl: settings.postgresUrl, postgresSchema: settings.postgresSchema };
+  const plainKey = await createKey(dataDir, 'plain', false, stores);
+  // Another instance sharing the key store made the initial key: this one gets a key of its own.
+  const key = app.initialKey?.key ?? (await createKey(dataDir, 'all', true, stores));
   await waitForKey(app.url, plainKey);
+  await waitForKey(app.url, key);
   return {
     app,
     url: app.url,
     dataDir,
-    key: app.initialKey!.key,
+    key,
     plainKey,
     async close() {
       await app.close();
@@ -54,9 +58,9 @@ export async function startTestGateway(settings: Settings = {}, configFile?: obj
   };
 }
 
-/** Creates a key the way the CLI does: through a second connection to the key store. */
-export async function createKey(dataDir: string, name: string, bundle: boolean): Promise<string> {
-  const store = createSqliteKeyStore(dataPaths(dataDir).keys);
+/** Creates a key the way the CLI does: through a second connection to the key store (the data dir's, or PostgreSQL given in `stores`). */
+export async function createKey(dataDir: string, name: string, bundle: boolean, stores: Settings = {}): Promise<string> {
+  const store = await openKeyStore(resolveConfig({ ...stores, dataDir }, {}));
   try {
     return (await store.create({ name, bundle })).key;
   } finally {

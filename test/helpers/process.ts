@@ -42,9 +42,9 @@ export async function startServer(dataDir: string, env: Record<string, string> =
 }
 
 /** Runs a CLI command to completion. */
-export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(SLIPWAY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(SLIPWAY, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,0 +1,16 @@
+/** The key store the configuration names: PostgreSQL when `postgresUrl` is set, else SQLite in the data dir. The server and the CLI open it the same way. */
+import { dataPaths, type SlipwayConfig } from '../config';
+import type { KeyStore } from './key-store';
+import { createPostgresKeyStore } from './key-store-postgres';
+import { createSqliteKeyStore } from './key-store-sqlite';
+
+export async function openKeyStore(config: SlipwayConfig): Promise<KeyStore> {
+  if (config.postgresUrl === '') return createSqliteKeyStore(dataPaths(config.dataDir).keys);
+  try {
+    return await createPostgresKeyStore(config.postgresUrl, config.postgresSchema);
+  } catch (error) {
+    const where = new URL(config.postgresUrl);
+    if (where.password !== '') where.password = '***';
+    throw new Error(`cannot open the key store in PostgreSQL at ${where.toString()} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * PostgreSQL for the shared stores: one pool per store, every connection working in the
+ * configured schema (so that several deployments, or test runs, share one database), and
+ * versioned migrations per component, run in one transaction under an advisory lock so that
+ * instances starting together migrate once.
+ */
+import pg from 'pg';
+
+/** Each entry migrates from version i to i + 1; entries are never edited once released. */
+export type PostgresMigrations = readonly string[];
+
+export interface PostgresOptions {
+  readonly url: string;
+  /** A schema name: letters, digits and _. */
+  readonly schema: string;
+  readonly max?: number;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export function checkSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`);
+  return schema;
+}
+
+export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, options: `-c search_path=${checkSchemaName(schema)}`, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
+  // A connection that breaks while idle is dropped by the pool; requests meanwhile fail on their own.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Creates the schema if needed and brings `component`'s tables to the latest version. */
+export async function migrate(pool: pg.Pool, schema: string, component: string, migrations: PostgresMigrations): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${checkSchemaName(schema)}`);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    const row = await client.query<{ version: number }>('SELECT version FROM schema_versions WHERE component = $1', [component]);
+    const current = row.rows[0]?.version ?? 0;
+    if (current > migrations.length) {
+      throw new Error(`the ${component} tables in schema ${schema} are at version ${current}, newer than this Slipway knows (${migrations.length}); upgrade Slipway`);
+    }
+    for (let version = current; version < migrations.length; version++) await client.query(migrations[version]!);
+    await client.query(
+      'INSERT INTO schema_versions (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version',
+      [component, migrations.length],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * API keys in PostgreSQL: the store itself, the CLI against it, and two gateways sharing it,
+ * each seeing a change made with the CLI within a second.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createPostgresKeyStore } from '../../src/stores/key-store-postgres';
+import { hashApiKey, type KeyStore } from '../../src/stores/key-store';
+import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { POSTGRES_URL, testSchema } from '../helpers/postgres';
+import { runCli } from '../helpers/process';
+import { rpc } from '../helpers/rpc';
+import { until } from '../helpers/until';
+
+describe('API keys in PostgreSQL', () => {
+  const { schema, drop } = testSchema();
+  let store: KeyStore;
+  before(async () => {
+    store = await createPostgresKeyStore(POSTGRES_URL, schema);
+  });
+  after(async () => {
+    await store.close();
+    await drop();
+  });
+
+  it('creates, lists, updates, revokes; only active keys are loaded, by hash', async () => {
+    const { record, key } = await store.create({ name: 'trader', bundle: false, tps: 20 });
+    assert.deepEqual([record.name, record.bundle, record.tps, record.bundlesPerSecond, record.revokedAt], ['trader', false, 20, null, null]);
+    assert.ok((await store.list()).some((k) => k.id === record.id));
+    assert.equal(await store.update(record.id, { bundle: true, bundlesPerSecond: 2, tps: null }), true);
+    const updated = (await store.list()).find((k) => k.id === record.id)!;
+    assert.deepEqual([updated.bundle, updated.tps, updated.bundlesPerSecond], [true, null, 2]);
+    const active = await store.loadActive();
+    assert.ok(active.find((k) => k.record.id === record.id)!.hash.equals(hashApiKey(key)));
+    assert.equal(await store.revoke(record.id), true);
+    assert.equal(await store.revoke(record.id), true, 'revoking twice: still a known key');
+    assert.equal(await store.revoke('key_nope'), false);
+    assert.equal(await store.update('key_nope', { bundle: true }), false);
+    assert.equal((await store.loadActive()).some((k) => k.record.id === record.id), false);
+  });
+
+  it('opening again (or by several instances at once) migrates once', async () => {
+    const again = await Promise.all([createPostgresKeyStore(POSTGRES_URL, schema), createPostgresKeyStore(POSTGRES_URL, schema)]);
+    for (const s of again) await s.close();
+  });
+
+  it('a change made elsewhere (the CLI) is announced to a watching store within a second', async () => {
+    let changes = 0;
+    const unwatch = store.watch(() => changes++);
+    try {
+      await until(() => changes, (n) => n >= 1); // the first notice, on listening
+      const before = changes;
+      const created = await runCli(['keys', 'create', '--name', 'from-cli', '--tps', '5', '--json'], { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema });
+      assert.equal(created.code, 0, created.stderr);
+      const exited = Date.now();
+      await until(() => changes, (n) => n > before, 1_000);
+      assert.ok(Date.now() - exited < 1_000);
+      const record = JSON.parse(created.stdout);
+      assert.equal(record.tps, 5);
+      assert.ok((await store.list()).some((k) => k.id === record.id));
+    } finally {
+      unwatch();
+    }
+  });
+});
+
+describe('two gateways sharing the keys in PostgreSQL', () => {
+  const { schema, drop } = testSchema();
+  const gateways: TestGateway[] = [];
+  const env = { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema };
+  before(async () => {
+    for (let i = 0; i < 2; i++) gateways.push(await startTestGateway({ slotMs: 50, postgresUrl: POSTGRES_URL, postgresSchema: schema }));
+  });
+  after(async () => {
+    for (const gw of gateways) await gw.close();
+    await drop();
+  });
+
+  it('a key created, limited and revoked with the CLI works, then is refused, on both within a second', async () => {
+    const created = await runCli(['keys', 'create', '--name', 'shared', '--bundle'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const key = created.stdout.trim();
+    const id = /created (key_[0-9a-f]+)/.exec(created.stderr)![1]!;
+    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 200, 1_000);
+
+    const revoked = await runCli(['keys', 'revoke', id], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    for (const gw of gateways) {
+      const answer = await until(async () => rpc(gw.url, key, 'getSlot'), (a) => a.status === 401, 1_000);
+      assert.equal(answer.body.error.code, -32098);
+    }
+  });
+
+  it('the first start creates one initial key, not one per instance', async () => {
+    const listed = await runCli(['keys', 'list', '--json'], env);
+    const initial = JSON.parse(listed.stdout).filter((k: { name: string }) => k.name === 'initial');
+    assert.equal(initial.length, 1);
+  });
+});
