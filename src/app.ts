@@ -22,7 +22,7 @@ import { createStatusView } from './pipeline/status-view';
 import { createSubmissionPipeline } from './pipeline/submission-pipeline';
 import { SubmissionTracker } from './pipeline/submission-tracker';
 import type { Journal } from './stores/journal';
-import { createSqliteJournal } from './stores/journal-sqlite';
+import { openJournal } from './stores/open-journal';
 import { openKeyStore } from './stores/open-key-store';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
 import { createJitoUpstream } from './upstreams/jito';
@@ -79,6 +79,12 @@ function createUpstream(name: string, config: UpstreamConfig, timeoutMs: number,
 }
 
 export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
+  if (config.postgresUrl !== '' && Object.values(config.network.upstreams).some((u) => u.type === 'embedded')) {
+    // Each gateway's embedded ledger is its own chain, recovered from its own journal: it cannot share one.
+    throw new Error(
+      'postgresUrl is for a cluster of gateways in front of a shared network; the embedded ledger is one gateway\'s own chain and keeps its journal in SQLite: configure rpc/jito upstreams (bin/slipway ledger serves a local cluster), or leave postgresUrl unset',
+    );
+  }
   fs.mkdirSync(config.dataDir, { recursive: true });
   const paths = dataPaths(config.dataDir);
   const { network } = config;
@@ -92,7 +98,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const authenticator = await createAuthenticator(keyStore);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = createSqliteJournal(paths.journal, { synchronous: config.journalSync });
+  const journal = await openJournal(config);
 
   let ledger: LocalLedger | undefined;
   const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, paths.ledger));

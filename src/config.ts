@@ -153,6 +153,8 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     return raw as T;
   };
   const ledgerLeaders = leaderList(pick('ledgerLeaders'));
+  const network = pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK);
+  const postgresUrl = serviceUrl('postgresUrl', pick('postgresUrl'), ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway');
   return {
     host: pick('host') ?? DEFAULT_CONFIG.host,
     port: integer('port', 0, 65535),
@@ -177,9 +179,9 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     leaderPollMs: integer('leaderPollMs', 10, 10_000),
     redisUrl: serviceUrl('redisUrl', pick('redisUrl'), ['redis:', 'rediss:'], 'redis://127.0.0.1:6379/0'),
     redisKeyPrefix: pick('redisKeyPrefix') ?? DEFAULT_CONFIG.redisKeyPrefix,
-    postgresUrl: serviceUrl('postgresUrl', pick('postgresUrl'), ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway'),
+    postgresUrl,
     postgresSchema: checkSchemaName(pick('postgresSchema') ?? DEFAULT_CONFIG.postgresSchema),
-    network: pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK),
+    network,
   };
 }
 

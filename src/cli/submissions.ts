@@ -2,9 +2,9 @@
  * `slipway submissions list|show`: reads the submission journal of a data directory (safe
  * while the server runs).
  */
-import { dataPaths, resolveConfig } from '../config';
+import { resolveConfig } from '../config';
 import { TRANSACTION_STATES as STATES, type JournalEntry, type JournalTransaction, type SendEvidence, type TransactionState } from '../stores/journal';
-import { createSqliteJournal } from '../stores/journal-sqlite';
+import { openJournal } from '../stores/open-journal';
 import { parseOptions } from './parse-options';
 
 
@@ -16,9 +16,10 @@ export async function runSubmissions(args: string[]): Promise<number> {
     limit: { type: 'string' },
     json: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
+    config: { type: 'string' },
   });
-  const config = resolveConfig({ dataDir: values['data-dir'] });
-  const journal = createSqliteJournal(dataPaths(config.dataDir).journal, { reader: true });
+  const config = resolveConfig({ dataDir: values['data-dir'], config: values.config });
+  const journal = await openJournal(config, { reader: true });
   try {
     let entries: JournalEntry[];
     if (action === 'list') {

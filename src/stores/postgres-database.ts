@@ -18,6 +18,9 @@ export interface PostgresOptions {
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
+// BIGINT columns (sequence numbers, slots, epoch milliseconds) stay below 2^53: read them as numbers, not strings.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
 export function checkSchemaName(schema: string): string {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`);
   return schema;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresKeyStore } from '../../src/stores/key-store-postgres';
 import { hashApiKey, type KeyStore } from '../../src/stores/key-store';
+import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { runCli } from '../helpers/process';
@@ -68,12 +69,20 @@ describe('two gateways sharing the keys in PostgreSQL', () => {
   const { schema, drop } = testSchema();
   const gateways: TestGateway[] = [];
   const env = { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema };
+  let cluster: Cluster;
   before(async () => {
-    for (let i = 0; i < 2; i++) gateways.push(await startTestGateway({ slotMs: 50, postgresUrl: POSTGRES_URL, postgresSchema: schema }));
+    cluster = await startCluster(1, 50);
+    const network = { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } };
+    for (let i = 0; i < 2; i++) gateways.push(await startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema }, network));
   });
   after(async () => {
     for (const gw of gateways) await gw.close();
+    await cluster.close();
     await drop();
+  });
+
+  it('refuses the embedded ledger with a shared journal, saying why', async () => {
+    await assert.rejects(startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema }), /the embedded ledger is one gateway's own chain/);
   });
 
   it('a key created, limited and revoked with the CLI works, then is refused, on both within a second', async () => {
