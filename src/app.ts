@@ -21,7 +21,7 @@ import { createRouter } from './pipeline/router';
 import { createStatusView } from './pipeline/status-view';
 import { createSubmissionPipeline } from './pipeline/submission-pipeline';
 import { SubmissionTracker } from './pipeline/submission-tracker';
-import type { Journal } from './stores/journal';
+import type { Journal, JournalEntry } from './stores/journal';
 import { openJournal } from './stores/open-journal';
 import { openKeyStore } from './stores/open-key-store';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
@@ -35,6 +35,7 @@ import { restoreValidatedTransaction } from './validation/validate-transaction';
 import { createWorkerVerifier } from './validation/worker-verifier';
 import { createAdaptiveVerifier } from './validation/adaptive-verifier';
 import { watchThreadLoad } from './runtime/thread-load';
+import { RoundLoop } from './runtime/round-loop';
 import { HoldQueue } from './protection/hold-queue';
 import { createLedgerLeaderTracker, type LeaderTracker } from './protection/leader-tracker';
 import { createRpcLeaderTracker } from './protection/rpc-leader-tracker';
@@ -153,7 +154,26 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads, config.verifySpinUs / 1000), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
   const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
-  await resumeTracking(journal, router, tracker, holds);
+  const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
+  const { leases } = journal;
+  // One gateway: everything unfinished is its own. In a cluster: what no live gateway holds.
+  adopt(leases === undefined ? await journal.unfinished() : await leases.takeOver(TAKE_OVER_BATCH));
+  const leasing =
+    leases === undefined
+      ? undefined
+      : new RoundLoop(async () => {
+          try {
+            const lost = await leases.renew([...tracker.following(), ...holds.following()]);
+            if (lost.length > 0) {
+              tracker.drop(new Set(lost));
+              holds.drop(new Set(lost));
+            }
+            adopt(await leases.takeOver(TAKE_OVER_BATCH));
+          } catch (error) {
+            logError(error, 'renewing rebroadcast leases');
+          }
+        }, LEASE_RENEW_MS);
+  leasing?.start();
   tracker.start();
   holds.start();
 
@@ -201,6 +221,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         await new Promise((resolve) => (pubsub === undefined ? resolve(undefined) : pubsub.close(resolve)));
         await server.close();
         clearInterval(snapshots);
+        await leasing?.stop();
         await holds.stop();
         await tracker.stop();
         await window.close();
@@ -289,9 +310,14 @@ function policySourceFor(config: SlipwayConfig, router: Router): PolicySource | 
 /** Options for sending a held transaction after a restart (its preflight ran when it was accepted). */
 const RESUMED_SEND_OPTIONS = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: undefined, minContextSlot: undefined } as const;
 
-/** After a restart, follows again what the last run had not seen land or expire, and holds again what it held. */
-async function resumeTracking(journal: Journal, router: Router, tracker: SubmissionTracker, holds: HoldQueue): Promise<void> {
-  for (const entry of await journal.unfinished()) {
+/** Takes over at most this many submissions per round (a dead gateway's backlog comes over in a few rounds). */
+const TAKE_OVER_BATCH = 2_000;
+/** Leases are renewed (and stopped gateways' taken over) this often: well within a lease. */
+const LEASE_RENEW_MS = 1_000;
+
+/** Follows unfinished submissions (after a restart, or taken over from a stopped gateway): tracks what is forwarded, holds again what was held. */
+function follow(entries: readonly JournalEntry[], router: Router, tracker: SubmissionTracker, holds: HoldQueue): void {
+  for (const entry of entries) {
     const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
     if (entry.kind === 'bundle') {
       if (upstreams.some((u) => u.tracked)) tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });

@@ -85,6 +85,18 @@ export class SubmissionTracker {
     return this.transactions.size + this.bundles.size;
   }
 
+  /** The sequence numbers of the submissions followed. */
+  following(): number[] {
+    return [...new Set([...this.transactions.values(), ...this.bundles.values()].map((item) => item.seq))];
+  }
+
+  /** Stops following these submissions (another gateway holds them now). */
+  drop(seqs: ReadonlySet<number>): void {
+    for (const [key, item] of this.transactions) if (seqs.has(item.seq)) this.transactions.delete(key);
+    for (const [key, item] of this.bundles) if (seqs.has(item.seq)) this.bundles.delete(key);
+    trackedGauge.set(this.transactions.size);
+  }
+
   start(): void {
     this.loop.start();
   }

@@ -72,6 +72,16 @@ export class HoldQueue {
     return this.held.size;
   }
 
+  /** The sequence numbers of the submissions held. */
+  following(): number[] {
+    return [...new Set([...this.held.values()].map((item) => item.seq))];
+  }
+
+  /** Stops holding these submissions (another gateway holds them now). */
+  drop(seqs: ReadonlySet<number>): void {
+    for (const [key, item] of this.held) if (seqs.has(item.seq)) this.held.delete(key);
+  }
+
   /** The lowest journal sequence number still held (Infinity when none): those have not reached the ledger. */
   oldestSeq(): number {
     let oldest = Infinity;

@@ -9,6 +9,7 @@
  * Sequence numbers come from the table's sequence, allocated for the whole group first, so
  * that every submission keeps the number it is answered with.
  */
+import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange, SubmissionKind, TransactionState } from './journal';
 import { createPool, migrate, type PostgresMigrations } from './postgres-database';
@@ -48,7 +49,16 @@ const MIGRATIONS: PostgresMigrations = [
      evidence JSONB NOT NULL
    );
    CREATE INDEX protected_sends_seq ON protected_sends (seq);`,
+  // Rebroadcast ownership: the gateway following each submission, until when (database time, ms).
+  `ALTER TABLE submissions ADD COLUMN owner TEXT, ADD COLUMN lease_until BIGINT;`,
 ];
+
+/** How long a lease lasts without renewal: a stopped gateway's submissions are taken over after this. */
+export const LEASE_MS = 3_000;
+/** The database's clock in epoch milliseconds: one clock for every gateway's leases. */
+const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+/** Submissions with a transaction not yet final (the partial index drives it). */
+const UNFINISHED = "SELECT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')";
 
 interface SubmissionRow {
   seq: number;
@@ -83,7 +93,7 @@ interface Group {
 
 const emptyGroup = (): Group => ({ records: [], changes: [], attempts: [], sends: [], waiters: [] });
 
-export async function createPostgresJournal(url: string, schema: string): Promise<Journal> {
+export async function createPostgresJournal(url: string, schema: string, owner = `gw_${crypto.randomBytes(6).toString('hex')}`): Promise<Journal> {
   const pool = createPool({ url, schema, max: 8 });
   try {
     await migrate(pool, schema, 'journal', MIGRATIONS);
@@ -134,9 +144,9 @@ export async function createPostgresJournal(url: string, schema: string): Promis
         seqs = (await client.query<{ seq: number }>("SELECT nextval('submissions_seq_seq') AS seq FROM generate_series(1, $1)", [group.records.length])).rows.map((r) => r.seq);
         const subs = group.records.map((r) => r.submission);
         await client.query(
-          `INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)
-           SELECT s, k, key, a, b, r, $7, $7 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[]) AS t(s, k, key, a, b, r)`,
-          [seqs, subs.map((s) => s.kind), subs.map((s) => s.keyId), subs.map((s) => s.antiMev), subs.map((s) => s.bundleId), subs.map((s) => s.routes.join(',')), now],
+          `INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at, owner, lease_until)
+           SELECT s, k, key, a, b, r, $7, $7, $8, ${DB_NOW} + $9 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[]) AS t(s, k, key, a, b, r)`,
+          [seqs, subs.map((s) => s.kind), subs.map((s) => s.keyId), subs.map((s) => s.antiMev), subs.map((s) => s.bundleId), subs.map((s) => s.routes.join(',')), now, owner, LEASE_MS],
         );
         const rows = subs.flatMap((s, i) => s.transactions.map((tx, position) => ({ seq: seqs[i]!, position, tx })));
         await client.query(
@@ -276,6 +286,27 @@ export async function createPostgresJournal(url: string, schema: string): Promis
       }
       values.push(query.limit ?? 100);
       return select(`SELECT * FROM submissions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${values.length}`, values);
+    },
+    leases: {
+      async renew(following) {
+        await pool.query(`UPDATE submissions SET lease_until = ${DB_NOW} + $1 WHERE owner = $2 AND seq IN (${UNFINISHED})`, [LEASE_MS, owner]);
+        if (following.length === 0) return [];
+        return (await pool.query<{ seq: number }>('SELECT seq FROM submissions WHERE seq = ANY($1::bigint[]) AND owner IS DISTINCT FROM $2', [following, owner])).rows.map((r) => r.seq);
+      },
+      async takeOver(limit) {
+        const taken = await pool.query<{ seq: number }>(
+          `UPDATE submissions SET owner = $1, lease_until = ${DB_NOW} + $2
+           WHERE seq IN (
+             SELECT seq FROM submissions
+             WHERE seq IN (${UNFINISHED}) AND (lease_until IS NULL OR lease_until < ${DB_NOW})
+             ORDER BY seq LIMIT $3
+             FOR UPDATE SKIP LOCKED)
+           RETURNING seq`,
+          [owner, LEASE_MS, limit],
+        );
+        if (taken.rows.length === 0) return [];
+        return select('SELECT * FROM submissions WHERE seq = ANY($1::bigint[]) ORDER BY seq', [taken.rows.map((r) => r.seq)]);
+      },
     },
     async lastSeq() {
       return (await pool.query<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM submissions')).rows[0]!.seq;

@@ -133,5 +133,20 @@ export interface Journal {
   list(query: JournalQuery): Promise<JournalEntry[]>;
   /** The highest sequence number recorded, 0 when empty. */
   lastSeq(): Promise<number>;
+  /** Shared journals only: which gateway follows each unfinished submission. */
+  readonly leases?: SubmissionLeases;
   close(): Promise<void>;
+}
+
+/**
+ * Rebroadcast ownership in a cluster: each unfinished submission is followed (tracked,
+ * rebroadcast, released from a hold) by exactly one gateway at a time, the holder of its
+ * lease. A gateway holds the leases of what it records and renews them; when it stops,
+ * they run out and another gateway takes the submissions over.
+ */
+export interface SubmissionLeases {
+  /** Extends this gateway's leases; of `following` (the sequence numbers it follows), returns those now held by another gateway. */
+  renew(following: readonly number[]): Promise<number[]>;
+  /** Takes up to `limit` unfinished submissions whose lease ran out: they are this gateway's now. */
+  takeOver(limit: number): Promise<JournalEntry[]>;
 }
