@@ -114,7 +114,12 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       routes: route.map((u) => u.name),
       transactions: txs.map((tx, position) => ({ signature: tx.signature, wire: tx.wire.bytes, ...states[position]! })),
     };
-    const seq = await journal.record(submission);
+    let seq: number;
+    try {
+      seq = await journal.record(submission);
+    } catch (error) {
+      throw new JournalUnavailable(error);
+    }
     lastSeq = Math.max(lastSeq, seq);
     if (route.some((u) => u.tracked)) {
       submission.transactions.forEach((entry, position) => {
@@ -202,6 +207,112 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     return 'held';
   }
 
+  async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<string[]>> {
+    const route = router.route('submitBatch', context.antiMev);
+    if (!route.ok) return route;
+    const admitted = await withinLimits(context, txs.length, false);
+    if (!admitted.ok) {
+      countSubmission('submitBatch', 'refused');
+      return admitted;
+    }
+    let fresh = txs.filter((tx) => !recent.includes(tx));
+    let ids: string[] = [];
+    if (claims !== undefined && fresh.length > 0) {
+      const claimed = await claim(fresh.map((tx) => tx.digest.toString('hex')));
+      if (!claimed.ok) {
+        countSubmission('submitBatch', 'refused');
+        return claimed;
+      }
+      // Members already submitted through another gateway are duplicates here too.
+      fresh.forEach((tx, i) => {
+        if (!claimed.value[i]) recent.remember(tx);
+      });
+      fresh = fresh.filter((_, i) => claimed.value[i]);
+      ids = fresh.map((tx) => tx.digest.toString('hex'));
+    }
+    const receivedAt = Date.now();
+    const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
+    if (decision === 'held') {
+      settle(ids, []);
+      fresh.forEach((tx) => recent.remember(tx));
+      countTransactions('submitBatch', fresh.length);
+    } else if (fresh.length > 0) {
+      // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
+      const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
+      await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)));
+      const went = outcomes.map((o) => o.accepted > 0);
+      settle(
+        ids.filter((_, i) => went[i]),
+        ids.filter((_, i) => !went[i]),
+      );
+      if (!went.some(Boolean)) {
+        countSubmission('submitBatch', 'refused');
+        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
+      }
+      fresh.forEach((tx, position) => {
+        if (went[position]) recent.remember(tx);
+      });
+      countTransactions('submitBatch', fresh.length);
+    }
+    countSubmission('submitBatch', fresh.length > 0 ? 'accepted' : 'duplicate');
+    return ok(txs.map((tx) => tx.signature));
+  }
+
+  async function sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<BundleReceipt>> {
+    const signatures = txs.map((tx) => tx.signature);
+    const bundleId = computeBundleId(signatures);
+    const landed = landedBundles.get(bundleId);
+    if (landed !== undefined) {
+      countSubmission('sendBundle', 'duplicate');
+      return ok(landed);
+    }
+    const route = router.route('sendBundle', false);
+    if (!route.ok) return route;
+    const admitted = await withinLimits(context, txs.length, true);
+    if (!admitted.ok) {
+      countSubmission('sendBundle', 'refused');
+      return admitted;
+    }
+    for (const upstream of route.value) {
+      let refusal: string | null;
+      try {
+        refusal = await upstream.admitBundle(txs);
+      } catch (error) {
+        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `${upstream.name} cannot check the bundle: ${(error as Error).message}`));
+      }
+      if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
+    }
+    const claimId = `bundle:${bundleId}`;
+    const claimed = await claim([claimId]);
+    if (!claimed.ok) return claimed;
+    if (!claimed.value[0]) {
+      countSubmission('sendBundle', 'duplicate');
+      return ok({ bundleId, signatures });
+    }
+    const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
+    const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
+    const rejection = results.find((r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted);
+    const failures = results.map((r, i) => `${route.value[i]!.name}: ${r.status === 'rejected' ? (r.reason as Error).message : 'refused'}`).join('; ');
+    const error = accepted
+      ? undefined
+      : rejection !== undefined
+        ? bundleRejection(bundleId, signatures, rejection.value)
+        : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
+    const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
+    await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
+    settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
+    if (error !== undefined) {
+      countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
+      return fail(error);
+    }
+    txs.forEach((tx) => recent.remember(tx));
+    const receipt = { bundleId, signatures };
+    landedBundles.set(bundleId, receipt);
+    countTransactions('sendBundle', txs.length);
+    countSubmission('sendBundle', 'accepted');
+    return ok(receipt);
+  }
+
   return {
     async sendTransaction(tx, options, context) {
       const admitted = await withinLimits(context, 1, false);
@@ -216,7 +327,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       const key = tx.wire.signatures[0]!.toString('latin1');
       const pending = inFlight.get(key);
       if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return pending.result;
-      const result = sendFresh(tx, options, context);
+      const result = sendFresh(tx, options, context).catch(journalFailure);
       inFlight.set(key, { bytes: tx.wire.bytes, result });
       try {
         const settled = await result;
@@ -227,117 +338,33 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       }
     },
 
-    async submitBatch(txs, context) {
-      const route = router.route('submitBatch', context.antiMev);
-      if (!route.ok) return route;
-      const admitted = await withinLimits(context, txs.length, false);
-      if (!admitted.ok) {
-        countSubmission('submitBatch', 'refused');
-        return admitted;
-      }
-      let fresh = txs.filter((tx) => !recent.includes(tx));
-      let ids: string[] = [];
-      if (claims !== undefined && fresh.length > 0) {
-        const claimed = await claim(fresh.map((tx) => tx.digest.toString('hex')));
-        if (!claimed.ok) {
-          countSubmission('submitBatch', 'refused');
-          return claimed;
-        }
-        // Members already submitted through another gateway are duplicates here too.
-        fresh.forEach((tx, i) => {
-          if (!claimed.value[i]) recent.remember(tx);
-        });
-        fresh = fresh.filter((_, i) => claimed.value[i]);
-        ids = fresh.map((tx) => tx.digest.toString('hex'));
-      }
-      const receivedAt = Date.now();
-      const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
-      if (decision === 'held') {
-        settle(ids, []);
-        fresh.forEach((tx) => recent.remember(tx));
-        countTransactions('submitBatch', fresh.length);
-      } else if (fresh.length > 0) {
-        // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
-        const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-        await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)));
-        const went = outcomes.map((o) => o.accepted > 0);
-        settle(
-          ids.filter((_, i) => went[i]),
-          ids.filter((_, i) => !went[i]),
-        );
-        if (!went.some(Boolean)) {
-          countSubmission('submitBatch', 'refused');
-          return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
-        }
-        fresh.forEach((tx, position) => {
-          if (went[position]) recent.remember(tx);
-        });
-        countTransactions('submitBatch', fresh.length);
-      }
-      countSubmission('submitBatch', fresh.length > 0 ? 'accepted' : 'duplicate');
-      return ok(txs.map((tx) => tx.signature));
-    },
-
-    async sendBundle(txs, context) {
-      const signatures = txs.map((tx) => tx.signature);
-      const bundleId = computeBundleId(signatures);
-      const landed = landedBundles.get(bundleId);
-      if (landed !== undefined) {
-        countSubmission('sendBundle', 'duplicate');
-        return ok(landed);
-      }
-      const route = router.route('sendBundle', false);
-      if (!route.ok) return route;
-      const admitted = await withinLimits(context, txs.length, true);
-      if (!admitted.ok) {
-        countSubmission('sendBundle', 'refused');
-        return admitted;
-      }
-      for (const upstream of route.value) {
-        let refusal: string | null;
-        try {
-          refusal = await upstream.admitBundle(txs);
-        } catch (error) {
-          return fail(slipwayError('UPSTREAM_UNAVAILABLE', `${upstream.name} cannot check the bundle: ${(error as Error).message}`));
-        }
-        if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
-      }
-      const claimId = `bundle:${bundleId}`;
-      const claimed = await claim([claimId]);
-      if (!claimed.ok) return claimed;
-      if (!claimed.value[0]) {
-        countSubmission('sendBundle', 'duplicate');
-        return ok({ bundleId, signatures });
-      }
-      const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
-      const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
-      const rejection = results.find((r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted);
-      const failures = results.map((r, i) => `${route.value[i]!.name}: ${r.status === 'rejected' ? (r.reason as Error).message : 'refused'}`).join('; ');
-      const error = accepted
-        ? undefined
-        : rejection !== undefined
-          ? bundleRejection(bundleId, signatures, rejection.value)
-          : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
-      const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
-      await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
-      settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
-      if (error !== undefined) {
-        countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
-        return fail(error);
-      }
-      txs.forEach((tx) => recent.remember(tx));
-      const receipt = { bundleId, signatures };
-      landedBundles.set(bundleId, receipt);
-      countTransactions('sendBundle', txs.length);
-      countSubmission('sendBundle', 'accepted');
-      return ok(receipt);
-    },
+    submitBatch: (txs, context) => submitBatch(txs, context).catch(journalFailure),
+    sendBundle: (txs, context) => sendBundle(txs, context).catch(journalFailure),
 
     handedOverWatermark() {
       // Submissions are journaled after their route has them, except held ones, which reach it later.
       return Math.min(lastSeq, protection.holds.oldestSeq() - 1);
     },
   };
+}
+
+/** The journal could not record a submission its route had already taken. */
+class JournalUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** A submission the journal could not record is answered as unavailable, not as an internal error: the client may try again. */
+function journalFailure(error: unknown): Result<never> {
+  if (!(error instanceof JournalUnavailable)) throw error;
+  return fail(
+    slipwayError(
+      'STORE_UNAVAILABLE',
+      `the journal could not record the submission (${error.message}); it may have been forwarded: check its status (getSignatureStatuses) before sending it again, or send it again as is (duplicates are not executed twice)`,
+      { retryAfterMs: 1000 },
+    ),
+  );
 }
 
 /**
