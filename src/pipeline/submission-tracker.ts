@@ -122,8 +122,10 @@ export class SubmissionTracker {
   private async checkTransactions(): Promise<void> {
     const { journal, reads, maxAttempts } = this.options;
     const changes: StateChange[] = [];
+    const finished: TrackedTransaction[] = [];
     const finish = (item: TrackedTransaction, change: Omit<StateChange, 'seq' | 'position'>) => {
       changes.push({ seq: item.seq, position: item.position, ...change });
+      finished.push(item);
       this.transactions.delete(item.tx.signature);
     };
 
@@ -198,11 +200,18 @@ export class SubmissionTracker {
     }
     rebroadcastsTotal.inc(resend.length);
     trackedGauge.set(this.transactions.size);
-    await Promise.all([journal.update(changes), journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))), journal.recordSends(sends)]);
+    try {
+      await Promise.all([journal.update(changes), journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))), journal.recordSends(sends)]);
+    } catch (error) {
+      // Not recorded (the journal's store is down): follow them again, so that the next round records their state.
+      for (const item of finished) this.transactions.set(item.tx.signature, item);
+      throw error;
+    }
   }
 
   private async checkBundles(): Promise<void> {
     const changes: StateChange[] = [];
+    const finishedBundles: TrackedBundle[] = [];
     const all = [...this.bundles.values()];
     for (let i = 0; i < all.length; i += BUNDLE_STATUS_BATCH) {
       const chunk = all.slice(i, i + BUNDLE_STATUS_BATCH);
@@ -223,10 +232,16 @@ export class SubmissionTracker {
         else if (status.status === 'Failed') members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
         else if (bundle.polls >= this.options.maxAttempts) members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
         else return;
+        finishedBundles.push(bundle);
         this.bundles.delete(bundle.bundleId);
       });
     }
-    await this.options.journal.update(changes);
+    try {
+      await this.options.journal.update(changes);
+    } catch (error) {
+      for (const bundle of finishedBundles) this.bundles.set(bundle.bundleId, bundle);
+      throw error;
+    }
   }
 
   /** Drops the most-retried hundredth of the tracked transactions (at least one). */
