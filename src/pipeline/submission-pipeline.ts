@@ -305,7 +305,9 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
       return fail(error);
     }
-    txs.forEach((tx) => recent.remember(tx));
+    // Members are not remembered as sent alone: a block engine may still reject the bundle
+    // (its statuses say so later), and each member must then be free to go again. A member
+    // sent alone meanwhile is forwarded, and the network executes it at most once.
     const receipt = { bundleId, signatures };
     landedBundles.set(bundleId, receipt);
     countTransactions('sendBundle', txs.length);
