@@ -23,7 +23,7 @@ import { post } from '../helpers/rpc';
 import { until } from '../helpers/until';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/0';
-const TRANSACTIONS = 1_500;
+const TRANSACTIONS = 3_000;
 const PAYERS = 10;
 const IN_FLIGHT = 24;
 const FEE = 5_000;
