@@ -8,21 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
 import { makeDataDir } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { SLIPWAY, runCli, startServer, type ServerProcess } from '../helpers/process';
+import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post } from '../helpers/rpc';
 import { until } from '../helpers/until';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/0';
 const TRANSACTIONS = 3_000;
 const PAYERS = 10;
 const IN_FLIGHT = 24;
@@ -30,7 +28,7 @@ const FEE = 5_000;
 
 describe('a cluster of three gateways on PostgreSQL and Redis', () => {
   const { schema, drop } = testSchema();
-  const prefix = `slipway-test-${crypto.randomBytes(4).toString('hex')}:`;
+  const { prefix, clean } = testRedisPrefix();
   const dirs: string[] = [];
   const gateways: ServerProcess[] = [];
   let ledger: ChildProcess;
@@ -76,10 +74,7 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     ledger.kill('SIGKILL');
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     await drop();
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await clean();
   });
 
   const ledgerRpc = async (method: string, params: unknown[]) => (await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method, params })).body.result;

@@ -4,22 +4,19 @@
  * to its final state, and readable with `bin/slipway submissions` from any machine.
  */
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { runCli } from '../helpers/process';
+import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post, submitBatch } from '../helpers/rpc';
 import { until } from '../helpers/until';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/0';
-
 describe('a gateway on PostgreSQL and Redis', () => {
   const { schema, drop } = testSchema();
-  const prefix = `slipway-test-${crypto.randomBytes(4).toString('hex')}:`;
+  const { prefix, clean } = testRedisPrefix();
   let cluster: Cluster;
   let gw: TestGateway;
   const env = { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema };
@@ -35,10 +32,7 @@ describe('a gateway on PostgreSQL and Redis', () => {
     await gw.close();
     await cluster.close();
     await drop();
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await clean();
   });
 
   const transfer = (from: Keypair, lamports: number) => {

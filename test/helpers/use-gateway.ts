@@ -2,14 +2,13 @@
  * One gateway for a whole test file: started before its tests and closed after them, with a
  * @solana/web3.js connection that carries the all-permissions key.
  */
-import crypto from 'node:crypto';
 import { after, before } from 'node:test';
-import { Redis } from 'ioredis';
 import type { Connection } from '@solana/web3.js';
 import type { Settings } from '../../src/config';
 import { startCluster, type Cluster } from './cluster';
 import { startTestGateway, type TestGateway } from './gateway';
 import { POSTGRES_URL, testSchema } from './postgres';
+import { REDIS_URL, testRedisPrefix } from './redis';
 import { connect } from './solana';
 
 /**
@@ -19,13 +18,11 @@ import { connect } from './solana';
  */
 export const TOPOLOGY: 'single' | 'cluster' = process.env.SLIPWAY_TEST_TOPOLOGY === 'cluster' ? 'cluster' : 'single';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/0';
-
 /** A gateway on the shared stores in front of an in-process local cluster; `close` also drops its schema and Redis keys. */
 async function startClusterGateway(settings: Settings): Promise<TestGateway> {
   const cluster: Cluster = await startCluster(1, Number(settings.slotMs ?? 50));
   const { schema, drop } = testSchema();
-  const prefix = `slipway-test-${crypto.randomBytes(4).toString('hex')}:`;
+  const { prefix, clean } = testRedisPrefix();
   const node = cluster.nodes[0]!.url;
   const gw = await startTestGateway(
     { ...settings, postgresUrl: POSTGRES_URL, postgresSchema: schema, redisUrl: REDIS_URL, redisKeyPrefix: prefix },
@@ -41,10 +38,7 @@ async function startClusterGateway(settings: Settings): Promise<TestGateway> {
       await gw.close();
       await cluster.close();
       await drop();
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await clean();
     },
   };
 }

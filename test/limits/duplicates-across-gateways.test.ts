@@ -12,17 +12,10 @@ import { JITO_TIP_ACCOUNTS } from '../../src/ledger/ledger-rpc';
 import { createRedisDuplicateClaims } from '../../src/stores/duplicate-claims-redis';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post, submitBatch } from '../helpers/rpc';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/0';
-const prefix = `slipway-test-${crypto.randomBytes(4).toString('hex')}:`;
-
-async function cleanRedis(): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-}
+const { prefix, clean: cleanRedis } = testRedisPrefix();
 
 describe('duplicates across gateways sharing Redis', () => {
   let cluster: Cluster;

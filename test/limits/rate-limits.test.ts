@@ -16,11 +16,11 @@ import type { RateLimiter } from '../../src/limits/rate-limiter';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 import { startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { runCli } from '../helpers/process';
+import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post, submitBatch } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
 import { until } from '../helpers/until';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/0';
 
 describe('per-key rate limits', () => {
   let gw: TestGateway;
@@ -132,13 +132,10 @@ async function admittedOver(limiters: RateLimiter[], bucket: string, perSecond: 
 }
 
 describe('the rate limiter', () => {
-  const prefix = `slipway-test-${crypto.randomBytes(4).toString('hex')}:`;
+  const { prefix, clean } = testRedisPrefix();
   const connections: Redis[] = [];
   after(async () => {
-    const cleaner = new Redis(REDIS_URL);
-    const keys = await cleaner.keys(`${prefix}*`);
-    if (keys.length > 0) await cleaner.del(...keys);
-    await cleaner.quit();
+    await clean();
     await Promise.all(connections.map((c) => c.quit()));
   });
 
