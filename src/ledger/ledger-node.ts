@@ -15,7 +15,7 @@ import { computeBundleId } from '../pipeline/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
 import { FaultInjector, parseFaultSetting } from './fault-injector';
-import { LEDGER_RPC_METHODS } from './ledger-rpc';
+import { ledgerMethod } from './ledger-rpc';
 import type { LocalLedger } from './local-ledger';
 
 const JITO_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInflightBundleStatuses']);
@@ -85,7 +85,7 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
       if (method === 'sendBundle') return sendBundle(params);
       if (!JITO_METHODS.has(method)) return undefined;
     }
-    const handler = LEDGER_RPC_METHODS[method];
+    const handler = ledgerMethod(method);
     return handler === undefined ? undefined : ok(handler(ledger, params));
   }
 

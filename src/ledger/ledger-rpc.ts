@@ -239,3 +239,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     );
   },
 };
+
+/** The handler of a method by the name a client sent: own methods only (never `valueOf`, `constructor`… from the prototype). */
+export function ledgerMethod(name: string): Method | undefined {
+  return Object.hasOwn(LEDGER_RPC_METHODS, name) ? LEDGER_RPC_METHODS[name] : undefined;
+}

@@ -4,7 +4,7 @@
  * `sendBundle` returns. Counts as a protected route: nobody else ever sees the transaction.
  */
 import type { LocalLedger } from '../ledger/local-ledger';
-import { LEDGER_RPC_METHODS, signatureStatusView } from '../ledger/ledger-rpc';
+import { ledgerMethod, signatureStatusView } from '../ledger/ledger-rpc';
 import type { Upstream } from './upstream';
 
 export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedded'): Upstream {
@@ -28,7 +28,7 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
       return { accepted: false, failedIndex: outcome.failedIndex, err, errText: errText ?? 'failed', logs };
     },
     call: async (method, params) => {
-      const handler = LEDGER_RPC_METHODS[method];
+      const handler = ledgerMethod(method);
       return handler === undefined ? undefined : handler(ledger, params);
     },
     getSignatureStatuses: async (signatures) =>
