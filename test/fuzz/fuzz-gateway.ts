@@ -13,8 +13,9 @@ export interface FuzzReport {
   /** Answers by status and error code (`400 -32602`, `200 ok`, …). */
   readonly classes: Map<string, number>;
   readonly failures: { index: number; kind: string; path: string; problem: string }[];
-  readonly rssBeforeMiB: number;
-  readonly rssAfterMiB: number;
+  /** The gateway's resident memory before and after (when `rss` was given). */
+  readonly rssBeforeMiB: number | null;
+  readonly rssAfterMiB: number | null;
 }
 
 export interface FuzzOptions {
@@ -26,7 +27,12 @@ export interface FuzzOptions {
   /** Real signed transactions (Base64) to damage. */
   readonly validTransactions: readonly string[];
   readonly onProgress?: (sent: number) => void;
+  /** The gateway's resident memory in bytes (a process of its own: /proc/PID/status). */
+  readonly rss?: () => number;
 }
+
+/** Requests are generated a chunk at a time (the seed of chunk c is seed + c), so that a long run holds only one chunk. */
+const CHUNK = 1_000;
 
 function classify(status: number, body: unknown): string {
   if (Array.isArray(body)) return `${status} batch of ${body.length}`;
@@ -56,33 +62,38 @@ async function sendOne(url: string, key: string, request: HostileRequest): Promi
 }
 
 export async function fuzzGateway(options: FuzzOptions): Promise<FuzzReport> {
-  const requests = fc.sample(hostileRequests(options.validTransactions), { seed: options.seed, numRuns: options.count });
+  const arbitrary = hostileRequests(options.validTransactions);
   const classes = new Map<string, number>();
   const failures: FuzzReport['failures'] = [];
-  const rssBefore = process.memoryUsage().rss;
-  let next = 0;
+  const rssBefore = options.rss?.() ?? null;
   let sent = 0;
-  await Promise.all(
-    Array.from({ length: options.concurrency ?? 8 }, async () => {
-      for (;;) {
-        const index = next++;
-        if (index >= requests.length) return;
-        const request = requests[index]!;
-        const answer = await sendOne(options.url, options.key, request);
-        sent += 1;
-        if (sent % 1_000 === 0) options.onProgress?.(sent);
-        if ('problem' in answer) {
-          failures.push({ index, kind: request.kind, path: request.path, problem: answer.problem });
-          continue;
+  for (let chunk = 0; chunk * CHUNK < options.count; chunk++) {
+    const requests = fc.sample(arbitrary, { seed: options.seed + chunk, numRuns: Math.min(CHUNK, options.count - chunk * CHUNK) });
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: options.concurrency ?? 8 }, async () => {
+        for (;;) {
+          const offset = next++;
+          if (offset >= requests.length) return;
+          const index = chunk * CHUNK + offset;
+          const request = requests[offset]!;
+          const answer = await sendOne(options.url, options.key, request);
+          sent += 1;
+          if (sent % 1_000 === 0) options.onProgress?.(sent);
+          if ('problem' in answer) {
+            failures.push({ index, kind: request.kind, path: request.path, problem: answer.problem });
+            continue;
+          }
+          if (answer.status >= 500) failures.push({ index, kind: request.kind, path: request.path, problem: `HTTP ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}` });
+          // An internal error is a crash answered politely: as much a failure as a 5xx.
+          const internal = (Array.isArray(answer.body) ? answer.body : [answer.body]).some((b) => (b as { error?: { code?: number } } | undefined)?.error?.code === -32603);
+          if (internal) failures.push({ index, kind: request.kind, path: request.path, problem: `internal error (-32603) for ${request.body.toString('utf8').slice(0, 300)}` });
+          const name = classify(answer.status, answer.body);
+          classes.set(name, (classes.get(name) ?? 0) + 1);
         }
-        if (answer.status >= 500) failures.push({ index, kind: request.kind, path: request.path, problem: `HTTP ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}` });
-        // An internal error is a crash answered politely: as much a failure as a 5xx.
-        const internal = (Array.isArray(answer.body) ? answer.body : [answer.body]).some((b) => (b as { error?: { code?: number } } | undefined)?.error?.code === -32603);
-        if (internal) failures.push({ index, kind: request.kind, path: request.path, problem: `internal error (-32603) for ${request.body.toString('utf8').slice(0, 300)}` });
-        const name = classify(answer.status, answer.body);
-        classes.set(name, (classes.get(name) ?? 0) + 1);
-      }
-    }),
-  );
-  return { seed: options.seed, sent, classes, failures, rssBeforeMiB: rssBefore / 2 ** 20, rssAfterMiB: process.memoryUsage().rss / 2 ** 20 };
+      }),
+    );
+  }
+  const toMiB = (bytes: number | null) => (bytes === null ? null : bytes / 2 ** 20);
+  return { seed: options.seed, sent, classes, failures, rssBeforeMiB: toMiB(rssBefore), rssAfterMiB: toMiB(options.rss?.() ?? null) };
 }
