@@ -9,6 +9,10 @@ import { slipwayError } from '../errors/error-catalogue';
 
 const PARSE_FAILED = Symbol('parse failed');
 const COMPRESSED = Symbol('compressed body');
+const TOO_DEEP = Symbol('nested too deep');
+
+/** How deep a request's JSON may nest: a JSON-RPC batch of requests with config objects needs 5. */
+export const MAX_JSON_DEPTH = 32;
 
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -22,16 +26,31 @@ export function installJsonBodyParser(app: FastifyInstance): void {
 /** An uncompressed body's text as JSON: undefined when empty, a marker `checkJsonBody` refuses when not JSON. */
 export function parseJsonBody(text: string): unknown {
   if (text === '') return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return PARSE_FAILED;
   }
+  return nestsDeeper(value, MAX_JSON_DEPTH) ? TOO_DEEP : value;
+}
+
+/** Whether `value` nests more than `limit` levels of arrays and objects (stops looking as soon as it does). */
+function nestsDeeper(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestsDeeper(item, limit - 1)) return true;
+    return false;
+  }
+  for (const key in value) if (nestsDeeper((value as Record<string, unknown>)[key], limit - 1)) return true;
+  return false;
 }
 
 /** Why the parsed body cannot be served, or null when it is JSON. */
 export function checkJsonBody(body: unknown): SlipwayError | null {
   if (body === PARSE_FAILED) return slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON');
+  if (body === TOO_DEEP) return slipwayError('INVALID_REQUEST', `Invalid Request: the JSON nests more than ${MAX_JSON_DEPTH} levels deep`);
   if (body === COMPRESSED) return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
   if (body === undefined) return slipwayError('PARSE_ERROR', 'Parse error: the body is empty: send a JSON request');
   return null;

@@ -24,6 +24,20 @@ describe('request bodies', () => {
     assert.deepEqual([batch.status, batch.body], [413, { code: -32600, message: 'the request body is larger than 65536 bytes' }]);
   });
 
+  it('refuses JSON nested more than 32 levels deep, in each path shape, before looking at it', async () => {
+    const nested = (depth: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSignatureStatuses', params: [JSON.parse(`${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}`)] });
+    const deep = await raw('/', nested(33), { 'content-type': 'application/json' });
+    assert.deepEqual([deep.status, deep.body.error], [200, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }]);
+    const batch = await raw('/submit-batch', `{"params":{"transactions":${'['.repeat(40)}${']'.repeat(40)}}}`);
+    assert.deepEqual([batch.status, batch.body], [400, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }]);
+    // 32 levels are read, and refused (or answered) for what they say.
+    const fits = await raw('/', nested(32), { 'content-type': 'application/json' });
+    assert.notEqual(fits.body.error?.message, 'Invalid Request: the JSON nests more than 32 levels deep');
+    // 20,000 levels (as deep as the body limit allows): the same answer, at once.
+    const deepest = await raw('/', `${'['.repeat(20_000)}${']'.repeat(20_000)}`, { 'content-type': 'application/json' });
+    assert.equal(deepest.body.error.message, 'Invalid Request: the JSON nests more than 32 levels deep');
+  });
+
   it('refuses compressed bodies rather than guessing', async () => {
     const gzipped = zlib.gzipSync(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }));
     const root = await raw('/', gzipped, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
