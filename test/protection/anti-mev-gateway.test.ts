@@ -37,7 +37,8 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     policyDir = makeDataDir();
     policyFile = path.join(policyDir, 'policy.json');
     // No file yet: the policy is unknown from the start.
-    gw = await startTestGateway({ slotMs: 20, validatorPolicy: policyFile, policyRefreshMs: 100 });
+    // Slots of 40 ms: a blockhash lives 6 s, long enough for held transactions to be released under load, short enough to watch one expire.
+    gw = await startTestGateway({ slotMs: 40, validatorPolicy: policyFile, policyRefreshMs: 100 });
     connection = connect(gw.url, gw.key);
   });
   after(async () => {
@@ -98,7 +99,7 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     const heldView = await submission(gw, signature);
     assert.equal(heldView.state, 'held');
     assert.match(heldView.reason, /^the leader of slot \d+, \w+, is not trusted by the validator policy$/);
-    // 150 slots of 20 ms: the blockhash expires in about 3 s, and the journal says why it never went out.
+    // 150 slots of 40 ms: the blockhash expires in about 6 s, and the journal says why it never went out.
     const view = await until(() => submission(gw, signature), (v) => v.state === 'expired', 15_000);
     assert.match(view.reason, /^held by anti-MEV protection and never sent \(the leader of slot \d+, \w+, is not trusted by the validator policy\); its blockhash expired before a safe window opened$/);
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
@@ -146,7 +147,7 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
     let body = JSON.stringify({ deny: validators });
     const server = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const gw = await startTestGateway({ slotMs: 20, validatorPolicy: `http://127.0.0.1:${(server.address() as { port: number }).port}/policy.json`, policyRefreshMs: 100 });
+    const gw = await startTestGateway({ slotMs: 100, validatorPolicy: `http://127.0.0.1:${(server.address() as { port: number }).port}/policy.json`, policyRefreshMs: 100 });
     try {
       const connection = connect(gw.url, gw.key);
       const alice = await fundedKeypair(connection);
@@ -154,7 +155,7 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       const signature = (await send(gw, await transferTx(connection, alice, bob.publicKey, 1_000_000), true)).result;
       assert.match((await submission(gw, signature)).reason, /is not trusted by the validator policy/);
       body = JSON.stringify({ allow: validators });
-      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
+      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
     } finally {
       await gw.close();
       server.close();
@@ -163,7 +164,8 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
 
   it('a Shield policy account, read through the reads upstream: deny and allow strategies, and an account that is not a policy', async () => {
     const address = Keypair.generate().publicKey;
-    const gw = await startTestGateway({ slotMs: 20, validatorPolicy: `shield:${address.toBase58()}`, policyRefreshMs: 100 });
+    // Slots of 100 ms: the held transaction's blockhash outlives every step of the test (15 s).
+    const gw = await startTestGateway({ slotMs: 100, validatorPolicy: `shield:${address.toBase58()}`, policyRefreshMs: 100 });
     try {
       const ledger = gw.app.ledger!;
       const connection = connect(gw.url, gw.key);
@@ -183,7 +185,7 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       assert.equal(await balanceOf(connection, bob.publicKey), 0);
       // Allow them all: released, landed.
       load(encodeShieldPolicy('allow', validators));
-      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000);
+      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
     } finally {
       await gw.close();
     }
