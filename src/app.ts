@@ -153,7 +153,18 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const statusView = createStatusView(journal, router, refusals);
   const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads, config.verifySpinUs / 1000), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
-  const server = createHttpServer({ authenticator, pipeline, router, validator, statusView, refusals, bundleResult: config.bundleResult, logLevel: config.logLevel });
+  const server = createHttpServer({
+    authenticator,
+    pipeline,
+    router,
+    validator,
+    statusView,
+    refusals,
+    bundleResult: config.bundleResult,
+    logLevel: config.logLevel,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+  });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
   const { leases } = journal;
   // One gateway: everything unfinished is its own. In a cluster: what no live gateway holds.

@@ -60,6 +60,8 @@ const fileSchema = z.strictObject({
   redisKeyPrefix: z.string().optional(),
   postgresUrl: z.string().optional(),
   postgresSchema: z.string().optional(),
+  headersTimeoutMs: z.number().int().optional(),
+  httpRequestTimeoutMs: z.number().int().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -122,7 +124,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -64,6 +64,10 @@ export interface SlipwayConfig {
   readonly postgresUrl: string;
   /** The schema Slipway's tables live in (created if missing). */
   readonly postgresSchema: string;
+  /** A client must send a request's headers within this, or its connection is cut (408). */
+  readonly headersTimeoutMs: number;
+  /** …and the whole request within this. */
+  readonly httpRequestTimeoutMs: number;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -95,6 +99,8 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   redisKeyPrefix: 'slipway:',
   postgresUrl: '',
   postgresSchema: 'slipway',
+  headersTimeoutMs: 10_000,
+  httpRequestTimeoutMs: 30_000,
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -122,6 +128,8 @@ const ENV: Record<keyof ScalarSettings, string> = {
   redisKeyPrefix: 'SLIPWAY_REDIS_KEY_PREFIX',
   postgresUrl: 'SLIPWAY_POSTGRES_URL',
   postgresSchema: 'SLIPWAY_POSTGRES_SCHEMA',
+  headersTimeoutMs: 'SLIPWAY_HEADERS_TIMEOUT_MS',
+  httpRequestTimeoutMs: 'SLIPWAY_HTTP_REQUEST_TIMEOUT_MS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -155,6 +163,9 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
   const ledgerLeaders = leaderList(pick('ledgerLeaders'));
   const network = pick('upstream') === 'sink' ? SINK_NETWORK : (file?.network ?? DEFAULT_NETWORK);
   const postgresUrl = serviceUrl('postgresUrl', pick('postgresUrl'), ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway');
+  const headersTimeoutMs = integer('headersTimeoutMs', 500, 600_000);
+  const httpRequestTimeoutMs = integer('httpRequestTimeoutMs', 1_000, 3_600_000);
+  if (headersTimeoutMs > httpRequestTimeoutMs) throw new Error(`headersTimeoutMs (${headersTimeoutMs}) must not be longer than httpRequestTimeoutMs (${httpRequestTimeoutMs}): the headers are part of the request`);
   return {
     host: pick('host') ?? DEFAULT_CONFIG.host,
     port: integer('port', 0, 65535),
@@ -181,6 +192,8 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     redisKeyPrefix: pick('redisKeyPrefix') ?? DEFAULT_CONFIG.redisKeyPrefix,
     postgresUrl,
     postgresSchema: checkSchemaName(pick('postgresSchema') ?? DEFAULT_CONFIG.postgresSchema),
+    headersTimeoutMs,
+    httpRequestTimeoutMs,
     network,
   };
 }

@@ -27,7 +27,13 @@ const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError'> {
   readonly authenticator: Authenticator;
   readonly logLevel: string;
+  /** A client must send its headers within this (a slowloris is cut off), and its whole request within `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
 }
+
+/** How often Node looks for connections past their time-outs (its default, 30 s, would let a slow client linger that long). */
+const TIMEOUT_CHECK_MS = 500;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,11 +58,13 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.
     serverFactory: (handler, settings) => {
-      const server = http.createServer((request, response) => {
-        if (fast === undefined || !fast(request, response)) handler(request, response);
-      });
+      const server = http.createServer(
+        { headersTimeout: options.headersTimeoutMs, requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+        (request, response) => {
+          if (fast === undefined || !fast(request, response)) handler(request, response);
+        },
+      );
       server.keepAliveTimeout = settings.keepAliveTimeout as number;
-      server.requestTimeout = settings.requestTimeout as number;
       server.setTimeout(settings.connectionTimeout as number);
       return server;
     },

@@ -1,0 +1,52 @@
+/**
+ * Slow clients: one that sends its headers a byte at a time (slowloris) or its body slowly
+ * is cut off at the configured time-outs, while other clients are served meanwhile.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { rpc } from '../helpers/rpc';
+
+describe('slow clients', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ headersTimeoutMs: 1_000, httpRequestTimeoutMs: 2_000 });
+  });
+  after(() => gw.close());
+
+  /** Opens a connection, writes `head`, then `drip` every 200 ms until the server closes it; resolves with what it answered and when. */
+  const dripping = (head: string, drip: string) =>
+    new Promise<{ ms: number; answer: string }>((resolve) => {
+      const { port } = new URL(gw.url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      const started = Date.now();
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ ms: Date.now() - started, answer });
+      });
+      socket.write(head);
+      const timer = setInterval(() => socket.writable && socket.write(drip), 200);
+    });
+
+  it('a client that never finishes its headers is cut off after headersTimeoutMs; others are served meanwhile', async () => {
+    const slow = dripping('POST / HTTP/1.1\r\nHost: slipway\r\n', 'X-Slow: a\r\n');
+    const started = Date.now();
+    const served = await rpc(gw.url, gw.key, 'getSlot');
+    assert.equal(served.status, 200);
+    assert.ok(Date.now() - started < 500, 'served while the slow one dripped');
+    const { ms, answer } = await slow;
+    assert.ok(ms >= 900 && ms < 3_000, `cut after ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408/);
+  });
+
+  it('a client that sends its body too slowly is cut off after httpRequestTimeoutMs', async () => {
+    const head = `POST / HTTP/1.1\r\nHost: slipway\r\nContent-Type: application/json\r\nx-api-key: ${gw.key}\r\nContent-Length: 1000\r\n\r\n`;
+    const { ms, answer } = await dripping(head, ' ');
+    assert.ok(ms >= 1_900 && ms < 4_000, `cut after ${ms} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408/);
+  });
+});
