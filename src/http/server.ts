@@ -53,6 +53,19 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // A line per request is far too frequent to log on a submission gateway.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Refusals before a request is read (too slow, headers too large, not HTTP) in Slipway's `{code, message}` shape.
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const [status, message] =
+        error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, `the request took too long to arrive: send its headers within ${options.headersTimeoutMs / 1000} s and all of it within ${options.requestTimeoutMs / 1000} s`]
+          : error.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, `the request headers are larger than ${http.maxHeaderSize} bytes`]
+            : [400, 'the request is not valid HTTP/1.1'];
+      const body = JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message });
+      if (socket.writable) socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+      socket.destroy();
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is

@@ -41,6 +41,7 @@ describe('slow clients', () => {
     const { ms, answer } = await slow;
     assert.ok(ms >= 900 && ms < 3_000, `cut after ${ms} ms`);
     assert.match(answer, /^HTTP\/1\.1 408/);
+    assert.ok(answer.endsWith('{"code":-32600,"message":"the request took too long to arrive: send its headers within 1 s and all of it within 2 s"}'), answer);
   });
 
   it('a client that sends its body too slowly is cut off after httpRequestTimeoutMs', async () => {
@@ -48,5 +49,21 @@ describe('slow clients', () => {
     const { ms, answer } = await dripping(head, ' ');
     assert.ok(ms >= 1_900 && ms < 4_000, `cut after ${ms} ms`);
     assert.match(answer, /^HTTP\/1\.1 408/);
+  });
+
+  it('headers over 16 KiB: HTTP 431 with a JSON body saying so; anything that is not HTTP: 400', async () => {
+    const big = await fetch(gw.url, { method: 'POST', headers: { 'x-api-key': gw.key, 'x-big': 'a'.repeat(20_000) }, body: '{}' });
+    assert.equal(big.status, 431);
+    assert.deepEqual(await big.json(), { code: -32600, message: 'the request headers are larger than 16384 bytes' });
+    const garbage = await new Promise<string>((resolve) => {
+      const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', () => {});
+      socket.write('\x16\x03\x01 not http at all\r\n\r\n');
+    });
+    assert.match(garbage, /^HTTP\/1\.1 400 Bad Request/);
+    assert.ok(garbage.endsWith('{"code":-32600,"message":"the request is not valid HTTP/1.1"}'), garbage);
   });
 });
