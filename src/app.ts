@@ -24,6 +24,7 @@ import { SubmissionTracker } from './pipeline/submission-tracker';
 import type { Journal, JournalEntry } from './stores/journal';
 import { openJournal } from './stores/open-journal';
 import { openKeyStore } from './stores/open-key-store';
+import { withoutPassword } from './stores/postgres-database';
 import { createEmbeddedLedgerUpstream } from './upstreams/embedded-ledger';
 import { createJitoUpstream } from './upstreams/jito';
 import { createSinkUpstream } from './upstreams/sink';
@@ -284,13 +285,6 @@ async function connectRedis(url: string): Promise<Redis> {
     throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`);
   }
   return redis;
-}
-
-/** A URL fit for messages and logs: its password replaced. */
-function withoutPassword(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password !== '') parsed.password = '***';
-  return parsed.toString();
 }
 
 /** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */

@@ -210,10 +210,12 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<string[]>> {
     const route = router.route('submitBatch', context.antiMev);
     if (!route.ok) return route;
-    const admitted = await withinLimits(context, txs.length, false);
-    if (!admitted.ok) {
-      countSubmission('submitBatch', 'refused');
-      return admitted;
+    if (isLimited(context)) {
+      const admitted = await withinLimits(context, txs.length, false);
+      if (!admitted.ok) {
+        countSubmission('submitBatch', 'refused');
+        return admitted;
+      }
     }
     let fresh = txs.filter((tx) => !recent.includes(tx));
     let ids: string[] = [];
@@ -268,10 +270,12 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     }
     const route = router.route('sendBundle', false);
     if (!route.ok) return route;
-    const admitted = await withinLimits(context, txs.length, true);
-    if (!admitted.ok) {
-      countSubmission('sendBundle', 'refused');
-      return admitted;
+    if (isLimited(context)) {
+      const admitted = await withinLimits(context, txs.length, true);
+      if (!admitted.ok) {
+        countSubmission('sendBundle', 'refused');
+        return admitted;
+      }
     }
     for (const upstream of route.value) {
       let refusal: string | null;
@@ -317,10 +321,13 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
 
   return {
     async sendTransaction(tx, options, context) {
-      const admitted = await withinLimits(context, 1, false);
-      if (!admitted.ok) {
-        countSubmission('sendTransaction', 'refused');
-        return admitted;
+      // Keys without limits skip the check altogether: no await on the hot path for them.
+      if (isLimited(context)) {
+        const admitted = await withinLimits(context, 1, false);
+        if (!admitted.ok) {
+          countSubmission('sendTransaction', 'refused');
+          return admitted;
+        }
       }
       if (recent.includes(tx)) {
         countSubmission('sendTransaction', 'duplicate');
@@ -375,6 +382,9 @@ function journalFailure(error: unknown): Result<never> {
  * larger than a limit's burst can never fit, and says so; a store that cannot be reached
  * refuses it as unavailable (never unlimited).
  */
+/** Whether the key has any rate limit to count against. */
+const isLimited = (context: SubmissionContext) => context.tps !== null || context.bundlesPerSecond !== null;
+
 function admitter(limiter: RateLimiter) {
   return async (context: SubmissionContext, transactions: number, bundle: boolean): Promise<Result<undefined>> => {
     const requests: BucketRequest[] = [];

@@ -99,7 +99,7 @@ export class HoldQueue {
 
   /** One look at the window now. */
   runRound(): Promise<void> {
-    return this.held.size === 0 ? Promise.resolve() : this.loop.run();
+    return this.loop.run();
   }
 
   private async check(): Promise<void> {

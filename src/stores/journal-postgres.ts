@@ -221,8 +221,19 @@ export async function createPostgresJournal(url: string, schema: string, owner =
         ? []
         : (await pool.query<{ seq: number; position: number; evidence: SendEvidence }>('SELECT seq, position, evidence FROM protected_sends WHERE seq = ANY($1::bigint[]) ORDER BY id', [protectedSeqs])).rows;
     const txsBySeq = new Map<number, TransactionRow[]>();
-    for (const tx of txs) txsBySeq.set(tx.seq, [...(txsBySeq.get(tx.seq) ?? []), tx]);
-    const sendsOf = (seq: number, position: number) => sends.filter((s) => s.seq === seq && s.position === position).map((s) => s.evidence);
+    for (const tx of txs) {
+      const list = txsBySeq.get(tx.seq);
+      if (list === undefined) txsBySeq.set(tx.seq, [tx]);
+      else list.push(tx);
+    }
+    const sendsByTransaction = new Map<string, SendEvidence[]>();
+    for (const send of sends) {
+      const key = `${send.seq}:${send.position}`;
+      const list = sendsByTransaction.get(key);
+      if (list === undefined) sendsByTransaction.set(key, [send.evidence]);
+      else list.push(send.evidence);
+    }
+    const sendsOf = (seq: number, position: number) => sendsByTransaction.get(`${seq}:${position}`) ?? [];
     return rows.map((row) => ({
       seq: row.seq,
       kind: row.kind,
@@ -266,13 +277,7 @@ export async function createPostgresJournal(url: string, schema: string, owner =
     after: (seq) => select('SELECT * FROM submissions WHERE seq > $1 ORDER BY seq', [seq]),
     since: (sinceMs) => select('SELECT * FROM submissions WHERE created_at >= $1 ORDER BY seq', [sinceMs]),
     unfinished: () => select("SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq", []),
-    async find(id) {
-      const entries = await select(
-        'SELECT * FROM submissions WHERE bundle_id = $1 OR seq IN (SELECT seq FROM submission_transactions WHERE signature = $1) ORDER BY seq DESC',
-        [id],
-      );
-      return entries;
-    },
+    find: (id) => select('SELECT * FROM submissions WHERE bundle_id = $1 OR seq IN (SELECT seq FROM submission_transactions WHERE signature = $1) ORDER BY seq DESC', [id]),
     list(query: JournalQuery) {
       const where: string[] = [];
       const values: unknown[] = [];

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { ApiKeyRecord, KeyChanges, KeyStore, StoredKey } from './key-store';
 import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
-import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { createPool, inTransaction, migrate, type PostgresMigrations } from './postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE api_keys (
@@ -61,21 +61,12 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
   const channel = `slipway_keys_${schema}`.toLowerCase();
 
   /** Runs `sql` and announces the change in the same transaction. */
-  const change = async (sql: string, values: unknown[]): Promise<number> => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+  const change = (sql: string, values: unknown[]): Promise<number> =>
+    inTransaction(pool, async (client) => {
       const result = await client.query(sql, values);
       await client.query(`NOTIFY ${channel}`);
-      await client.query('COMMIT');
       return result.rowCount ?? 0;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+    });
 
   let closed = false;
   const listeners = new Set<pg.PoolClient>();
@@ -101,23 +92,16 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
       const id = generateKeyId();
       const createdAt = new Date();
       // The advisory lock makes the check and the insert one step among instances starting together.
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      const inserted = await inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${schema}.api_keys.first`]);
-        const inserted = await client.query(
+        const result = await client.query(
           'INSERT INTO api_keys (id, name, key_hash, bundle, created_at) SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM api_keys)',
           [id, name, hashApiKey(key), bundle, createdAt],
         );
         await client.query(`NOTIFY ${channel}`);
-        await client.query('COMMIT');
-        if (inserted.rowCount === 0) return null;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+        return result.rowCount ?? 0;
+      });
+      if (inserted === 0) return null;
       return { record: { id, name, bundle, tps: null, bundlesPerSecond: null, createdAt: createdAt.toISOString(), revokedAt: null }, key };
     },
     async list() {

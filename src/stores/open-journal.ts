@@ -7,14 +7,13 @@ import { dataPaths, type SlipwayConfig } from '../config';
 import type { Journal } from './journal';
 import { createPostgresJournal } from './journal-postgres';
 import { createSqliteJournal } from './journal-sqlite';
+import { withoutPassword } from './postgres-database';
 
 export async function openJournal(config: SlipwayConfig, options: { reader?: boolean } = {}): Promise<Journal> {
   if (config.postgresUrl === '') return createSqliteJournal(dataPaths(config.dataDir).journal, { synchronous: config.journalSync, reader: options.reader });
   try {
     return await createPostgresJournal(config.postgresUrl, config.postgresSchema);
   } catch (error) {
-    const where = new URL(config.postgresUrl);
-    if (where.password !== '') where.password = '***';
-    throw new Error(`cannot open the journal in PostgreSQL at ${where.toString()} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`cannot open the journal in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`);
   }
 }

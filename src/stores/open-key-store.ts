@@ -3,14 +3,13 @@ import { dataPaths, type SlipwayConfig } from '../config';
 import type { KeyStore } from './key-store';
 import { createPostgresKeyStore } from './key-store-postgres';
 import { createSqliteKeyStore } from './key-store-sqlite';
+import { withoutPassword } from './postgres-database';
 
 export async function openKeyStore(config: SlipwayConfig): Promise<KeyStore> {
   if (config.postgresUrl === '') return createSqliteKeyStore(dataPaths(config.dataDir).keys);
   try {
     return await createPostgresKeyStore(config.postgresUrl, config.postgresSchema);
   } catch (error) {
-    const where = new URL(config.postgresUrl);
-    if (where.password !== '') where.password = '***';
-    throw new Error(`cannot open the key store in PostgreSQL at ${where.toString()} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`cannot open the key store in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`);
   }
 }

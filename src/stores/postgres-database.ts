@@ -33,11 +33,32 @@ export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool 
   return pool;
 }
 
-/** Creates the schema if needed and brings `component`'s tables to the latest version. */
-export async function migrate(pool: pg.Pool, schema: string, component: string, migrations: PostgresMigrations): Promise<void> {
+/** A service's URL fit for messages and logs: its password replaced. */
+export function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
+}
+
+/** Runs `work` in one transaction on one pooled connection: committed if it returns, rolled back if it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Creates the schema if needed and brings `component`'s tables to the latest version. */
+export async function migrate(pool: pg.Pool, schema: string, component: string, migrations: PostgresMigrations): Promise<void> {
+  await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [schema]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${checkSchemaName(schema)}`);
     await client.query('CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
@@ -51,11 +72,5 @@ export async function migrate(pool: pg.Pool, schema: string, component: string, 
       'INSERT INTO schema_versions (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version',
       [component, migrations.length],
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

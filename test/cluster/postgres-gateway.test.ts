@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { runCli } from '../helpers/process';
@@ -35,13 +35,7 @@ describe('a gateway on PostgreSQL and Redis', () => {
     await clean();
   });
 
-  const transfer = (from: Keypair, lamports: number) => {
-    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
-    );
-    tx.sign(from);
-    return tx.serialize().toString('base64');
-  };
+  const transfer = (from: Keypair, lamports: number) => ledgerTransfer(cluster.ledger, from, lamports);
 
   it('journals in PostgreSQL and follows each transaction there to its final state, readable by the CLI', async () => {
     const payer = Keypair.generate();

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { startPrivatePostgres, startPrivateRedis, type PrivateService } from '../helpers/private-services';
 import { post } from '../helpers/rpc';
@@ -25,13 +25,7 @@ describe('shared stores restarted under a gateway', () => {
     cluster.ledger.airdrop(keypair.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
     return keypair;
   };
-  const transfer = (from: Keypair, lamports: number) => {
-    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
-    );
-    tx.sign(from);
-    return tx.serialize().toString('base64');
-  };
+  const transfer = (from: Keypair, lamports: number) => ledgerTransfer(cluster.ledger, from, lamports);
   const network = () => ({ upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } }, rebroadcast: { intervalMs: 200, maxAttempts: 1000, queueCapacity: 1000 } });
 
   /** Sends one fresh transfer; returns the answer and how long it took. */

@@ -8,9 +8,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { createPostgresJournal } from '../../src/stores/journal-postgres';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { makeDataDir } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { startServer, type ServerProcess } from '../helpers/process';
@@ -55,13 +55,7 @@ describe('rebroadcast ownership across gateway processes', () => {
 
     const payer = Keypair.generate();
     cluster.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
-    const txs = Array.from({ length: 20 }, (_, i) => {
-      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 + i }),
-      );
-      tx.sign(payer);
-      return tx.serialize().toString('base64');
-    });
+    const txs = Array.from({ length: 20 }, (_, i) => ledgerTransfer(cluster.ledger, payer, 1_000_000 + i));
 
     // Node 0 answers but drops everything: what A forwards stays unfinished, and A rebroadcasts it.
     cluster.nodes[0]!.fault('drop');

@@ -4,6 +4,8 @@
  * each with its own fault injector and a log of the calls it received.
  */
 import type { FastifyInstance } from 'fastify';
+import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { JITO_TIP_ACCOUNTS } from '../../src/ledger/ledger-rpc';
 import { FaultInjector, type FaultMode } from '../../src/ledger/fault-injector';
 import { createLedgerNode, type Path } from '../../src/ledger/ledger-node';
 import { LocalLedger, type LedgerConfig } from '../../src/ledger/local-ledger';
@@ -43,4 +45,14 @@ export async function startCluster(nodeCount: number, slotMs = 50, ledgerConfig:
       ledger.stop();
     },
   };
+}
+
+/** A signed transfer from `from` to a new account on the ledger's latest blockhash (Base64), with `tip` lamports to a block-engine tip account too. */
+export function ledgerTransfer(ledger: LocalLedger, from: Keypair, lamports: number, tip = 0): string {
+  const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: ledger.latestBlockhash().blockhash }).add(
+    SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
+  );
+  if (tip > 0) tx.add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }));
+  tx.sign(from);
+  return tx.serialize().toString('base64');
 }

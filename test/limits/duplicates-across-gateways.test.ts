@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/ledger-rpc';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { createRedisDuplicateClaims } from '../../src/stores/duplicate-claims-redis';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post, submitBatch } from '../helpers/rpc';
@@ -47,14 +46,7 @@ describe('duplicates across gateways sharing Redis', () => {
     cluster.ledger.airdrop(keypair.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
     return keypair;
   };
-  const transfer = (from: Keypair, lamports: number, tip = 0) => {
-    const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
-    );
-    if (tip > 0) tx.add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }));
-    tx.sign(from);
-    return tx.serialize().toString('base64');
-  };
+  const transfer = (from: Keypair, lamports: number, tip = 0) => ledgerTransfer(cluster.ledger, from, lamports, tip);
   const sends = (method: string) => cluster.nodes[0]!.calls.filter((c) => c.method === method).length;
   const sendTo = (gw: TestGateway, tx: string) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': gw.key });
 

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
+import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import type { SendEvidence } from '../../src/stores/journal';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gateway';
 import { post, rpc, submitBatch } from '../helpers/rpc';
 
@@ -86,13 +86,7 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
   it('no protected transaction lands in or is exposed to a sandwiching leader; unprotected ones land there in about their share', async (t) => {
     const payer = Keypair.generate();
     assert.ok('signature' in cluster.ledger.airdrop(payer.publicKey.toBytes(), 100n * BigInt(LAMPORTS_PER_SOL)));
-    const transfer = (n: number) => {
-      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 + n }),
-      );
-      tx.sign(payer);
-      return tx.serialize().toString('base64');
-    };
+    const transfer = (n: number) => ledgerTransfer(cluster.ledger, payer, 1_000_000 + n);
 
     const sent: Promise<Sent>[] = [];
     const send = async (tx: string, isProtected: boolean): Promise<Sent> => {
@@ -187,13 +181,7 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
   it('a protected batch: its members wait together, and each shows the evidence of its send through getSubmission', async () => {
     const payer = Keypair.generate();
     cluster.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
-    const txs = [1, 2, 3].map((n) => {
-      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5_000_000 + n }),
-      );
-      tx.sign(payer);
-      return tx.serialize().toString('base64');
-    });
+    const txs = [1, 2, 3].map((n) => ledgerTransfer(cluster.ledger, payer, 5_000_000 + n));
     const answer = await submitBatch(gw.url, gw.key, txs, [], '?anti_mev=1');
     assert.equal(answer.body.code, 1, JSON.stringify(answer.body));
     const signatures: string[] = answer.body.signatures;
@@ -237,13 +225,7 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     try {
       const payer = Keypair.generate();
       split.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
-      const transfer = (lamports: number) => {
-        const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: split.ledger.latestBlockhash().blockhash }).add(
-          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
-        );
-        tx.sign(payer);
-        return tx.serialize().toString('base64');
-      };
+      const transfer = (lamports: number) => ledgerTransfer(split.ledger, payer, lamports);
       // Without preflight: the node that would simulate is the one that is down.
       const sendTx = async (tx: string, isProtected: boolean) => {
         const answer = await post(`${g.url}/${isProtected ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': g.key });
@@ -295,13 +277,10 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     try {
       const payer = Keypair.generate();
       cluster.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
-      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: cluster.ledger.latestBlockhash().blockhash }).add(
-        SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
-      );
-      tx.sign(payer);
+      const tx = ledgerTransfer(cluster.ledger, payer, 1_000_000);
       // The engine takes it but drops it: it must be sent again.
       node.fault('drop');
-      const answer = await post(`${g.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx.serialize().toString('base64'), { encoding: 'base64' }] }, { 'x-api-key': g.key });
+      const answer = await post(`${g.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': g.key });
       const signature = answer.body.result as string;
       assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
       const journaled = async () => (await g.app.journal.find(signature))[0]!.transactions[0]!;
