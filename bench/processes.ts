@@ -44,5 +44,8 @@ async function start(command: string, args: string[], what: string, env: Record<
 
 export const startCeiling = () => start(process.execPath, [path.join(ROOT, 'dist/bench/ceiling-server.js')], 'the ceiling server');
 
-export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}) =>
-  start(path.join(ROOT, 'bin/slipway'), ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra], 'Slipway', env);
+/** `cpus` (taskset's list, e.g. "1") pins the gateway to those cores, leaving the others to the load generator. */
+export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}, cpus?: string) => {
+  const command = [path.join(ROOT, 'bin/slipway'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra];
+  return cpus === undefined ? start(command[0]!, command.slice(1), 'Slipway', env) : start('taskset', ['-c', cpus, ...command], 'Slipway', env);
+};

@@ -165,6 +165,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     logLevel: config.logLevel,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,
+    admission: { maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs },
   });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
   const { leases } = journal;

@@ -68,6 +68,12 @@ export interface SlipwayConfig {
   readonly headersTimeoutMs: number;
   /** …and the whole request within this. */
   readonly httpRequestTimeoutMs: number;
+  /** Open connections per client address (0: no limit); past it, 429 and the connection closed. */
+  readonly maxConnectionsPerClient: number;
+  /** Requests in progress at once (0: no limit); past it new ones are shed with 503 + Retry-After. */
+  readonly maxInFlightRequests: number;
+  /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
+  readonly maxEventLoopDelayMs: number;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -101,6 +107,9 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   postgresSchema: 'slipway',
   headersTimeoutMs: 10_000,
   httpRequestTimeoutMs: 30_000,
+  maxConnectionsPerClient: 1_000,
+  maxInFlightRequests: 1_024,
+  maxEventLoopDelayMs: 250,
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -130,6 +139,9 @@ const ENV: Record<keyof ScalarSettings, string> = {
   postgresSchema: 'SLIPWAY_POSTGRES_SCHEMA',
   headersTimeoutMs: 'SLIPWAY_HEADERS_TIMEOUT_MS',
   httpRequestTimeoutMs: 'SLIPWAY_HTTP_REQUEST_TIMEOUT_MS',
+  maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
+  maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
+  maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -194,6 +206,9 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     postgresSchema: checkSchemaName(pick('postgresSchema') ?? DEFAULT_CONFIG.postgresSchema),
     headersTimeoutMs,
     httpRequestTimeoutMs,
+    maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
+    maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
+    maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
     network,
   };
 }

@@ -33,6 +33,10 @@ export const ERROR_CATALOGUE = {
   BUNDLE_NOT_ADMITTED: { code: -32093, http: 200, batchHttp: 400 },
   /** A shared store (PostgreSQL, Redis) cannot be reached: nothing was submitted; try again. */
   STORE_UNAVAILABLE: { code: -32094, http: 503, batchHttp: 503 },
+  /** Over capacity (too many requests in progress, the event loop late) or shutting down: nothing was submitted; Retry-After. */
+  SERVICE_UNAVAILABLE: { code: -32095, http: 503, batchHttp: 503 },
+  /** The client's address has more connections open than allowed: nothing was submitted; the connection is closed. */
+  TOO_MANY_CONNECTIONS: { code: -32096, http: 429, batchHttp: 429 },
   /** Over the key's rate limit (Jito's code): nothing was submitted; Retry-After says when it fits. */
   RATE_LIMITED: { code: -32097, http: 429, batchHttp: 429 },
   /** No, unknown or revoked API key. */

@@ -33,18 +33,16 @@ export interface FastPathOptions {
   readonly routes: { readonly '/': Answerer; readonly '/submit-batch': Answerer };
   /** The answer to an unexpected failure, in the path's shape (after logging it). */
   readonly failed: (path: '/' | '/submit-batch', error: unknown) => Answer;
-  /** True once the server is closing: Fastify then answers 503. */
-  readonly closing: () => boolean;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Serves the request and returns true, or returns false (having read nothing) to leave it to Fastify. */
-export function createFastPath({ authenticator, bodyLimit, routes, failed, closing }: FastPathOptions) {
+export function createFastPath({ authenticator, bodyLimit, routes, failed }: FastPathOptions) {
   const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     const path = request.url;
-    if (request.method !== 'POST' || (path !== '/' && path !== '/submit-batch') || closing()) return false;
+    if (request.method !== 'POST' || (path !== '/' && path !== '/submit-batch')) return false;
     const { headers } = request;
     const length = Number(headers['content-length']);
     if (!(length <= bodyLimit) || headers['transfer-encoding'] !== undefined || headers['content-type'] === undefined) return false;

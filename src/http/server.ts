@@ -5,13 +5,15 @@
  * Paths: `POST /` (JSON-RPC), `POST /submit-batch`, `POST /api/v1/transactions` and
  * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`.
  */
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
+import { Admission, type AdmissionLimits } from './admission';
 import { createFastPath, type Answer } from './fast-path';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse, retryHeaders } from './json-rpc-envelope';
@@ -30,6 +32,8 @@ export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError
   /** A client must send its headers within this (a slowloris is cut off), and its whole request within `requestTimeoutMs`. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** Connections per client address, requests in progress, event-loop lateness (admission.ts). */
+  readonly admission: AdmissionLimits;
 }
 
 /** How often Node looks for connections past their time-outs (its default, 30 s, would let a slow client linger that long). */
@@ -66,7 +70,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       if (socket.writable) socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
       socket.destroy();
     },
-    return503OnClosing: true,
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.
@@ -74,19 +77,21 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       const server = http.createServer(
         { headersTimeout: options.headersTimeoutMs, requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
         (request, response) => {
+          const refused = admission.admit(request, response);
+          if (refused !== null) return answerAtOnce(request, response, refused.error, refused.closeConnection);
           if (fast === undefined || !fast(request, response)) handler(request, response);
         },
       );
+      server.on('connection', (socket: Socket) => admission.connected(socket));
       server.keepAliveTimeout = settings.keepAliveTimeout as number;
       server.setTimeout(settings.connectionTimeout as number);
       return server;
     },
   });
   let fast: ReturnType<typeof createFastPath> | undefined;
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
+  // Refusals on arrival (over capacity, too many connections, shutting down), before Fastify or the fast path.
+  const admission = new Admission(options.admission);
+  app.addHook('preClose', async () => admission.close());
   app.decorateRequest('apiKey', null);
 
   // Bodies are parsed as JSON whatever their Content-Type says (curl's default is form
@@ -167,7 +172,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       app.log.error({ err: error }, 'request failed unexpectedly');
       return refusal(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
     },
-    closing: () => closing,
   });
 
   for (const path of JSON_RPC_PATHS) {
@@ -210,6 +214,19 @@ function refusal(path: string | undefined, error: SlipwayError): Answer {
     return { status: entry.batchHttp, payload: { code: entry.code, message: error.message }, ...(headers === undefined ? {} : { headers }) };
   }
   return { status: entry.http, payload: errorResponse(null, error), ...(headers === undefined ? {} : { headers }) };
+}
+
+/** A refusal on arrival, in the path's shape, written before the body is read (Node discards it). */
+function answerAtOnce(request: IncomingMessage, response: ServerResponse, error: SlipwayError, closeConnection: boolean): void {
+  const { status, payload, headers } = refusal(request.url?.split('?')[0], error);
+  const json = JSON.stringify(payload);
+  response.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    ...(closeConnection ? { connection: 'close' } : {}),
+  });
+  response.end(json);
 }
 
 function send(reply: FastifyReply, answer: Answer): FastifyReply {

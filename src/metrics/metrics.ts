@@ -130,3 +130,9 @@ export const rateLimitedTotal = new client.Counter({
   help: 'Requests refused over their API key\'s rate limit (HTTP 429), by key id.',
   labelNames: ['key_id'],
 });
+
+export const shedTotal = new client.Counter({
+  name: 'slipway_shed_requests_total',
+  help: 'Requests refused on arrival, by reason: in_flight and event_loop (over capacity, 503), shutting_down (503), connections (over the per-address limit, 429).',
+  labelNames: ['reason'],
+});

@@ -3,9 +3,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { after, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { Client } from 'undici';
+import { transferFactory } from '../../bench/signed-transactions';
 import { makeDataDir } from '../helpers/gateway';
 import { startServer, runCli, type ServerProcess } from '../helpers/process';
 import { rpc, submitBatch } from '../helpers/rpc';
+import { until } from '../helpers/until';
 import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 
 const dirs: string[] = [];
@@ -143,6 +147,70 @@ describe('bin/slipway serve', () => {
     assert.ok(value.every((status) => status !== null && status.err === null));
     const bundleStatus = await rpc(again.url, server.initialKey!, 'getInflightBundleStatuses', [[bundle.body.result]]);
     assert.equal(bundleStatus.body.result.value[0].status, 'Landed');
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+  });
+
+  it('SIGTERM under load: requests in progress are answered, later ones refused clearly, exit 0, and every success landed', async () => {
+    const dir = dataDir();
+    const server = await serve(dir, { SLIPWAY_LOG_LEVEL: 'error' });
+    const key = server.initialKey!;
+    const c = connect(server.url, key);
+    const alice = await fundedKeypair(c, 1_000);
+    // Signed beforehand (libsodium): the load is then only sending.
+    const next = transferFactory({ publicKey: alice.publicKey.toBuffer(), secretKey: Buffer.from(alice.secretKey) }, Keypair.generate().publicKey.toBuffer(), Buffer.from(bs58.decode((await c.getLatestBlockhash()).blockhash)));
+    const txs = Array.from({ length: 4_000 }, next);
+    const accepted: string[] = [];
+    const refusals = new Map<string, number>();
+    const count = (what: string) => refusals.set(what, (refusals.get(what) ?? 0) + 1);
+    let signalled = false;
+    // 16 clients, each on one keep-alive connection, sending one after another until refused or cut off.
+    const clients = Array.from({ length: 16 }, async () => {
+      const client = new Client(server.url);
+      try {
+        for (;;) {
+          const tx = txs.pop();
+          if (tx === undefined) return;
+          if (!signalled && accepted.length >= 500) {
+            signalled = true;
+            server.child.kill('SIGTERM');
+          }
+          try {
+            const response = await client.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }) });
+            const body = (await response.body.json()) as { result?: string; error?: { code: number; message: string } };
+            if (response.statusCode === 200 && typeof body.result === 'string') {
+              accepted.push(body.result);
+              continue;
+            }
+            count(`${response.statusCode} ${body.error?.code} ${body.error?.message}`);
+          } catch (error) {
+            // The gateway stopped listening (refused), or closed an idle connection as the request went out on it.
+            count(`no answer: ${(error as { code?: string }).code}`);
+          }
+          return;
+        }
+      } finally {
+        await client.destroy();
+      }
+    });
+    await Promise.all(clients);
+    assert.ok(signalled, 'SIGTERM was sent mid-load');
+    assert.equal(await server.exited, 0, 'exit status 0');
+    for (const what of refusals.keys()) {
+      assert.match(what, /^(503 -32095 Slipway is shutting down: nothing was submitted; send to another instance or again in a moment|no answer: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET))$/);
+    }
+    assert.ok(accepted.length >= 500, `${accepted.length} accepted`);
+
+    const again = await serve(dir, { SLIPWAY_LOG_LEVEL: 'error' });
+    const c2 = connect(again.url, key);
+    for (let i = 0; i < accepted.length; i += 256) {
+      const slice = accepted.slice(i, i + 256);
+      const { value } = await c2.getSignatureStatuses(slice);
+      assert.ok(value.every((status) => status !== null && status.err === null), 'every accepted transaction landed and was kept');
+      // The restarted gateway follows what was forwarded and records it landed.
+      const states = async () => new Set(((await rpc(again.url, key, 'getSubmissionStatuses', [slice])).body.result.value as { state: string }[]).map((entry) => entry.state));
+      await until(states, (seen) => seen.size === 1 && seen.has('landed'), 15_000);
+    }
     again.child.kill('SIGTERM');
     assert.equal(await again.exited, 0);
   });

@@ -68,7 +68,7 @@ describe('what the fast path takes and what it leaves to Fastify', () => {
       seen.push(body);
       return { status: 200, payload: { took: true } };
     };
-    const fast = createFastPath({ authenticator, bodyLimit: 100, routes: { '/': answer, '/submit-batch': answer }, failed: () => ({ status: 500 }), closing: () => false });
+    const fast = createFastPath({ authenticator, bodyLimit: 100, routes: { '/': answer, '/submit-batch': answer }, failed: () => ({ status: 500 }) });
     const server = http.createServer((request, response) => {
       if (!fast(request, response)) {
         request.resume();

@@ -1,0 +1,128 @@
+/**
+ * Admission: whether a request is let in at all, decided as it arrives, before its body is
+ * read, so that a refusal costs a few microseconds when the gateway has none to spare.
+ *
+ * - Connections per client address: past the limit a new connection's requests are
+ *   answered 429 and the connection closed (file descriptors are what a flood from one
+ *   address exhausts first). Behind a load balancer every client has its address: raise
+ *   the limit or turn it off there (docs/DEPLOY.md).
+ * - Overload: while more requests are in progress than `maxInFlight`, or the event loop
+ *   runs late by more than `maxEventLoopDelayMs`, new requests are answered 503 with
+ *   `Retry-After` at once. Queueing them instead would make every client wait, and the
+ *   ones already admitted wait longest; shedding keeps the served ones fast, and the
+ *   gateway comes back by itself when the load falls.
+ *
+ * `GET /health` is admitted however busy the gateway is (load balancers must see a busy
+ * gateway as alive), and refused once it is shutting down (they must see that it is not).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { shedTotal } from '../metrics/metrics';
+import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
+
+export interface AdmissionLimits {
+  /** Open connections per client address; 0: no limit. */
+  readonly maxConnectionsPerClient: number;
+  /** Requests in progress at once (read, being answered); 0: no limit. */
+  readonly maxInFlight: number;
+  /** How late the event loop may run, in ms, before new requests are shed; 0: not watched. */
+  readonly maxEventLoopDelayMs: number;
+}
+
+/** How often the event loop's lateness is sampled. */
+const SAMPLE_MS = 20;
+/** Samples the event loop must be late in a row (about a tenth of a second) to count as overloaded. */
+const SUSTAINED_SAMPLES = 5;
+const RETRY_AFTER_MS = 1_000;
+
+export class Admission {
+  private readonly perAddress = new Map<string, number>();
+  /** Connections opened past their address's limit: each of their requests is refused. */
+  private readonly overLimit = new WeakSet<Socket>();
+  /** Requests admitted and not yet answered: their count is the queue depth; at shutdown each is told to close its connection. */
+  private readonly inFlight = new Set<ServerResponse>();
+  private delayMs = 0;
+  private readonly sampler: NodeJS.Timeout | undefined;
+  private shuttingDown = false;
+
+  constructor(private readonly limits: AdmissionLimits) {
+    if (limits.maxEventLoopDelayMs > 0) {
+      let expected = performance.now() + SAMPLE_MS;
+      const recent = new Float64Array(SUSTAINED_SAMPLES);
+      let at = 0;
+      this.sampler = setInterval(() => {
+        const now = performance.now();
+        recent[at++ % SUSTAINED_SAMPLES] = Math.max(0, now - expected);
+        expected = now + SAMPLE_MS;
+        // The least of the last few samples: one long task (a snapshot, a collection) delays
+        // one sample and is not overload; a loop that is late sample after sample is.
+        this.delayMs = Math.min(...recent);
+      }, SAMPLE_MS);
+      this.sampler.unref();
+    }
+  }
+
+  /** Counts a new connection against its address; to be called from the server's `connection` event. */
+  connected(socket: Socket): void {
+    const { maxConnectionsPerClient } = this.limits;
+    if (maxConnectionsPerClient === 0) return;
+    const address = socket.remoteAddress ?? '';
+    const open = (this.perAddress.get(address) ?? 0) + 1;
+    this.perAddress.set(address, open);
+    socket.once('close', () => {
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left === 0) this.perAddress.delete(address);
+      else this.perAddress.set(address, left);
+    });
+    if (open > maxConnectionsPerClient) {
+      this.overLimit.add(socket);
+      // An extra connection that never sends a request is not kept for the headers time-out.
+      socket.setTimeout(OVER_LIMIT_IDLE_MS, () => socket.destroy());
+    }
+  }
+
+  /** From now on every request is refused (the gateway is closing). */
+  close(): void {
+    this.shuttingDown = true;
+    if (this.sampler !== undefined) clearInterval(this.sampler);
+    // Their answers say `Connection: close`, so clients do not send another request on a
+    // connection the server is about to close.
+    for (const response of this.inFlight) if (!response.headersSent) response.shouldKeepAlive = false;
+  }
+
+  /**
+   * Admits the request (it is counted in flight until its response closes), or says why
+   * not. A refused request must be answered with `Connection: close` when `closeConnection`.
+   */
+  admit(request: IncomingMessage, response: ServerResponse): { error: SlipwayError; closeConnection: boolean } | null {
+    if (this.overLimit.has(request.socket)) {
+      shedTotal.inc({ reason: 'connections' });
+      const message = `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient); reuse connections (keep-alive) or close some`;
+      return { error: slipwayError('TOO_MANY_CONNECTIONS', message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: true };
+    }
+    if (request.method === 'GET' && request.url === '/health' && !this.shuttingDown) return null;
+    const why = this.overloaded();
+    if (why !== null) {
+      shedTotal.inc({ reason: why.reason });
+      return { error: slipwayError('SERVICE_UNAVAILABLE', why.message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: this.shuttingDown };
+    }
+    this.inFlight.add(response);
+    response.once('close', () => this.inFlight.delete(response));
+    return null;
+  }
+
+  private overloaded(): { reason: string; message: string } | null {
+    if (this.shuttingDown) return { reason: 'shutting_down', message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment' };
+    const { maxInFlight, maxEventLoopDelayMs } = this.limits;
+    if (maxInFlight > 0 && this.inFlight.size >= maxInFlight) {
+      return { reason: 'in_flight', message: `Slipway is over capacity (${maxInFlight} requests in progress, maxInFlightRequests): nothing was submitted; retry after a second` };
+    }
+    if (maxEventLoopDelayMs > 0 && this.delayMs > maxEventLoopDelayMs) {
+      return { reason: 'event_loop', message: `Slipway is over capacity (its event loop runs ${Math.round(this.delayMs)} ms late, maxEventLoopDelayMs ${maxEventLoopDelayMs}): nothing was submitted; retry after a second` };
+    }
+    return null;
+  }
+}
+
+/** An extra connection past the per-address limit is closed after this long without a request. */
+const OVER_LIMIT_IDLE_MS = 2_000;
