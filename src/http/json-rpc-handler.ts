@@ -71,7 +71,13 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
               : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses' | 'getInflightBundleStatuses'](params);
           return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
         }
-        const answer = await router.call(method, params);
+        let answer: Awaited<ReturnType<typeof router.call>>;
+        try {
+          answer = await router.call(method, params);
+        } catch (error) {
+          // Every node failed (the reason names each): the client is told, as for a send.
+          return errorReply(id, slipwayError('UPSTREAM_UNAVAILABLE', `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`));
+        }
         if (answer === undefined) {
           return { status: 200, body: errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)) };
         }

@@ -180,7 +180,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   app.post('/submit-batch', async (request, reply) => send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request))));
 
-  app.get('/health', async () => ({ status: 'ok', slot: await options.router.getSlot() }));
+  // Alive and able to reach the network: 200 with the slot; alive but cut off from the reads upstream: 503 with why.
+  app.get('/health', async (_request, reply) => {
+    try {
+      return { status: 'ok', slot: await options.router.getSlot() };
+    } catch (error) {
+      return reply.code(503).send({ status: 'unavailable', message: `the reads upstream cannot be reached: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  });
 
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({

@@ -5,13 +5,18 @@
  * - `refuse`: the connection is reset as soon as a request arrives (ECONNRESET);
  * - `error`: HTTP 503 with a plain-text body;
  * - `hang`: the request is read and never answered (until the fault is cleared);
+ * - `garbage`: HTTP 200 with bytes that are not JSON;
+ * - `half`: HTTP 200 announcing a JSON body, half of it sent, then the connection closed;
+ * - `unhealthy`: HTTP 200 with a JSON-RPC error inside (-32005, "Node is unhealthy", as an
+ *   Agave node that has fallen behind answers);
+ * - `slow`: HTTP 200 headers at once, then the body one byte every 100 ms;
  * - `drop`: sends (sendTransaction, sendBundle) are answered with success and not executed.
  *
  * `rate` (0..1, default 1) is the share of requests affected. Set at start with
  * `--fault MODE[:RATE]`, or at run time with `POST /_faults {"mode": "hang", "rate": 0.5}`
  * (`{"mode": "none"}` clears it; `GET /_faults` reads it).
  */
-export const FAULT_MODES = ['none', 'refuse', 'error', 'hang', 'drop'] as const;
+export const FAULT_MODES = ['none', 'refuse', 'error', 'hang', 'garbage', 'half', 'unhealthy', 'slow', 'drop'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
 export interface FaultSetting {
@@ -35,7 +40,7 @@ export class FaultInjector {
     this.releaseHanging();
   }
 
-  /** The transport fault (refuse, error, hang) that applies to this request, or 'none'. */
+  /** The transport fault (all but drop) that applies to this request, or 'none'. */
   drawTransportFault(): Exclude<FaultMode, 'drop'> {
     const { mode, rate } = this.setting;
     if (mode === 'none' || mode === 'drop') return 'none';

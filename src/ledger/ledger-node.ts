@@ -59,6 +59,25 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
       case 'hang':
         faults.hold(() => request.raw.socket.destroy());
         return reply.hijack();
+      case 'garbage':
+        return reply.code(200).type('application/json').send(Buffer.from('\x00\xffnot json at all <html>'));
+      case 'half': {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'the rest of this answer never comes' });
+        reply.hijack();
+        request.raw.socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`);
+        return;
+      }
+      case 'unhealthy':
+        return reply.code(200).send({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'Node is unhealthy', data: { numSlotsBehind: 150 } } });
+      case 'slow': {
+        reply.hijack();
+        const socket = request.raw.socket;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+        const drip = setInterval(() => (socket.writable ? socket.write(' ') : clearInterval(drip)), 100);
+        socket.once('close', () => clearInterval(drip));
+        faults.hold(() => socket.destroy());
+        return;
+      }
       default:
         return;
     }

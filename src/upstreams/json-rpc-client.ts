@@ -1,8 +1,10 @@
 /**
  * A JSON-RPC client for a set of equivalent endpoints (RPC nodes, or block-engine regions),
  * on undici pools: bounded time per call, per-endpoint health with a circuit breaker, and
- * failover in order of health. Transport failures (refused, reset, timed out, 5xx, a body
- * that is not JSON-RPC) count against an endpoint; a JSON-RPC error is an answer, not a fault.
+ * failover in order of health. Transport failures (refused, reset, timed out, a non-2xx
+ * status, a body that is not JSON-RPC or is cut off) count against an endpoint, and so do the
+ * JSON-RPC errors by which a node says it cannot serve now (NODE_FAULT_CODES); any other
+ * JSON-RPC error is an answer, not a fault.
  */
 import { Pool } from 'undici';
 
@@ -11,6 +13,12 @@ const BREAKER_THRESHOLD = 3;
 /** How long an open circuit keeps an endpoint out of rotation before one trial call. */
 const DEFAULT_BREAKER_COOLDOWN_MS = 5_000;
 const CONNECTIONS_PER_ENDPOINT = 32;
+/**
+ * JSON-RPC errors that are about the node, not the request: another node may well answer.
+ * -32005 Agave's NodeUnhealthy (behind the cluster), -32603 internal error, -32097 a block
+ * engine's rate limit (another region may take it).
+ */
+const NODE_FAULT_CODES = new Set([-32005, -32603, -32097]);
 
 export type JsonRpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
@@ -66,16 +74,17 @@ export class JsonRpcClient {
     this.endpoints = options.urls.map((url) => new Endpoint(url, options.breakerCooldownMs ?? DEFAULT_BREAKER_COOLDOWN_MS));
   }
 
-  /** Endpoints to try, healthiest first; open circuits only when nothing else is left. */
-  private ordered(): Endpoint[] {
+  /** Endpoints whose circuit is closed, healthiest first, and those whose circuit is open (the last resort). */
+  private ordered(): { available: Endpoint[]; open: Endpoint[] } {
     const available = this.endpoints.filter((e) => e.available).sort((a, b) => a.failureCount - b.failureCount);
-    return available.length > 0 ? available : [...this.endpoints];
+    return { available, open: this.endpoints.filter((e) => !e.available) };
   }
 
-  /** Calls the first endpoint that answers, failing over in order of health. */
+  /** Calls the first endpoint that answers, failing over in order of health, open circuits last. */
   async call(method: string, params: readonly unknown[], path?: string): Promise<JsonRpcAnswer> {
     const reasons: string[] = [];
-    for (const endpoint of this.ordered()) {
+    const { available, open } = this.ordered();
+    for (const endpoint of [...available, ...open]) {
       try {
         return await this.callEndpoint(endpoint, method, params, path);
       } catch (error) {
@@ -85,9 +94,17 @@ export class JsonRpcClient {
     throw new Error(`every endpoint failed: ${reasons.join('; ')}`);
   }
 
-  /** Calls every endpoint whose circuit is closed (all, if none is), at once. */
+  /**
+   * Calls every endpoint whose circuit is closed, at once; if none of them answers, those
+   * whose circuit is open too (a node that failed a moment ago may be back, and there is
+   * nothing to lose).
+   */
   async callAll(method: string, params: readonly unknown[], path?: string): Promise<PromiseSettledResult<JsonRpcAnswer>[]> {
-    return Promise.allSettled(this.ordered().map((endpoint) => this.callEndpoint(endpoint, method, params, path)));
+    const { available, open } = this.ordered();
+    const settle = (endpoints: Endpoint[]) => Promise.allSettled(endpoints.map((endpoint) => this.callEndpoint(endpoint, method, params, path)));
+    const first = await settle(available);
+    if (open.length === 0 || first.some((r) => r.status === 'fulfilled')) return first;
+    return [...first, ...(await settle(open))];
   }
 
   async close(): Promise<void> {
@@ -97,6 +114,7 @@ export class JsonRpcClient {
   private async callEndpoint(endpoint: Endpoint, method: string, params: readonly unknown[], path?: string): Promise<JsonRpcAnswer> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
     const timeoutMs = this.options.timeoutMs;
+    let status: number | undefined;
     try {
       const response = await endpoint.pool.request({
         path: joinPath(endpoint.path, path),
@@ -107,16 +125,21 @@ export class JsonRpcClient {
         bodyTimeout: timeoutMs,
         signal: AbortSignal.timeout(timeoutMs),
       });
+      status = response.statusCode;
       const text = await response.body.text();
       if (response.statusCode >= 300) throw new EndpointError(endpoint.url, `HTTP ${response.statusCode}`);
       const answer = parseAnswer(text);
-      if (answer === undefined) throw new EndpointError(endpoint.url, 'the answer is not a JSON-RPC response');
+      if (answer === undefined) throw new EndpointError(endpoint.url, `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`);
+      if ('error' in answer && NODE_FAULT_CODES.has(answer.error.code)) {
+        throw new EndpointError(endpoint.url, `the node cannot serve now: ${answer.error.message} (${answer.error.code})`);
+      }
       endpoint.succeeded();
       return answer;
     } catch (error) {
       endpoint.failed();
       if (error instanceof EndpointError) throw error;
-      throw new EndpointError(endpoint.url, describeTransportError(error, timeoutMs));
+      const reason = describeTransportError(error, timeoutMs);
+      throw new EndpointError(endpoint.url, status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`);
     }
   }
 }
@@ -139,6 +162,13 @@ function parseAnswer(text: string): JsonRpcAnswer | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a body that is not JSON-RPC looks like, for the operator: its size and a printable start. */
+function describeBody(text: string): string {
+  if (text === '') return 'empty';
+  const start = text.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
+  return `${text.length} bytes: ${JSON.stringify(start)}${text.length > 40 ? '…' : ''}`;
 }
 
 function describeTransportError(error: unknown, timeoutMs: number): string {
