@@ -1,5 +1,5 @@
 /**
- * Upstream faults on real sockets: an RPC node that answers garbage, half an answer, a 200
+ * Upstream faults on real sockets: an RPC node (and block-engine region) that answers garbage, half an answer, a 200
  * with a JSON-RPC error inside, a body that never finishes, or resets the connection. With a
  * healthy node beside it every submission lands; with none, the client is told each node's
  * fault in words; and once the gateway is closed it holds no socket or timer.
@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Keypair, Transaction, type Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { FaultMode } from '../../src/ledger/fault-injector';
-import { startCluster, type Cluster } from '../helpers/cluster';
+import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { rpc, submitBatch } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
@@ -44,7 +44,7 @@ before(async () => {
   await new Promise((resolve) => setTimeout(resolve, 100));
   before_ = handles();
   gw = await startTestGateway({ logLevel: 'error' }, {
-    upstreams: { rpc: { type: 'rpc', urls: cluster.nodes.map((n) => n.url) } },
+    upstreams: { rpc: { type: 'rpc', urls: cluster.nodes.map((n) => n.url) }, jito: { type: 'jito', urls: cluster.nodes.map((n) => `${n.url}/api/v1`) } },
     requestTimeoutMs: TIMEOUT_MS,
     rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
   });
@@ -66,6 +66,8 @@ describe('an RPC node that misbehaves', () => {
         const batch = await submitBatch(gw.url, gw.key, [await transferTx(connection, alice, bob.publicKey, 2_000_000), await transferTx(connection, alice, bob.publicKey, 3_000_000)]);
         assert.equal(batch.body.code, 1, JSON.stringify(batch.body));
         await until(() => balanceOf(connection, bob.publicKey), (lamports) => lamports === 6_000_000);
+        const bundle = await rpc(gw.url, gw.key, 'sendBundle', [[ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)], { encoding: 'base64' }]);
+        assert.equal(typeof bundle.body.result, 'string', `the other block-engine region took the bundle: ${JSON.stringify(bundle.body)}`);
 
         const tx = await transferTx(connection, alice, bob.publicKey, 4_000_000);
         cluster.nodes[1]!.fault(mode);
@@ -82,6 +84,9 @@ describe('an RPC node that misbehaves', () => {
         assert.match(refused.body.error.message, named);
         const journaled = (await gw.app.journal.find(signatureOf(tx)))[0]!.transactions[0]!;
         assert.equal(journaled.state, 'rejected', 'what no node took is journaled with its final state');
+        const noEngine = await rpc(gw.url, gw.key, 'sendBundle', [[ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)], { encoding: 'base64' }]);
+        assert.equal(noEngine.body.error.code, -32091);
+        assert.match(noEngine.body.error.message, /^no upstream took the bundle: jito: no block engine took the bundle: /);
         const preflight = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }]);
         assert.equal(preflight.body.error.code, -32091);
         assert.match(preflight.body.error.message, /^the preflight simulation could not run: rpc: every endpoint failed: /);
@@ -96,7 +101,7 @@ describe('after the faults', () => {
   it('every submission answered with success is journaled as landed', async () => {
     const entries = await gw.app.journal.since(0);
     const accepted = entries.flatMap((entry) => entry.transactions).filter((tx) => tx.state !== 'rejected');
-    assert.ok(accepted.length >= FAULTS.length * 3, `${accepted.length} accepted`);
+    assert.ok(accepted.length >= FAULTS.length * 4, `${accepted.length} accepted`);
     await until(async () => (await gw.app.journal.since(0)).flatMap((e) => e.transactions).filter((tx) => tx.state === 'forwarded').length, (n) => n === 0, 5_000);
     const states = new Set((await gw.app.journal.since(0)).flatMap((e) => e.transactions).map((tx) => tx.state));
     assert.deepEqual([...states].sort(), ['landed', 'rejected']);
