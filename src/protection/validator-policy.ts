@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import bs58 from 'bs58';
 import { z } from 'zod';
+import { urlLabel } from '../runtime/url-label';
 
 export interface ValidatorPolicy {
   allows(identity: string): boolean;
@@ -101,7 +102,7 @@ export function createFilePolicySource(file: string, options: { refreshMs?: numb
 export function createUrlPolicySource(url: string, options: { refreshMs?: number; staleMs?: number; timeoutMs?: number } = {}): PolicySource {
   const timeoutMs = options.timeoutMs ?? 5_000;
   return createPolicySource(
-    `the validator policy at ${url}`,
+    `the validator policy at ${urlLabel(url)}`,
     async () => {
       let body: string;
       try {

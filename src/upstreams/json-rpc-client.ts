@@ -7,6 +7,7 @@
  * JSON-RPC error is an answer, not a fault.
  */
 import { Pool } from 'undici';
+import { urlLabel } from '../runtime/url-label';
 
 /** Consecutive failures that open an endpoint's circuit. */
 const BREAKER_THRESHOLD = 3;
@@ -34,9 +35,12 @@ class Endpoint {
   private openUntil = 0;
   readonly pool: Pool;
   readonly path: string;
+  /** The URL as messages name it: no path or query, where providers put credentials. */
+  readonly label: string;
 
-  constructor(readonly url: string, private readonly cooldownMs: number) {
+  constructor(url: string, private readonly cooldownMs: number) {
     const parsed = new URL(url);
+    this.label = urlLabel(url);
     this.pool = new Pool(parsed.origin, { connections: CONNECTIONS_PER_ENDPOINT, pipelining: 1 });
     this.path = parsed.pathname + parsed.search;
   }
@@ -127,11 +131,11 @@ export class JsonRpcClient {
       });
       status = response.statusCode;
       const text = await response.body.text();
-      if (response.statusCode >= 300) throw new EndpointError(endpoint.url, `HTTP ${response.statusCode}`);
+      if (response.statusCode >= 300) throw new EndpointError(endpoint.label, `HTTP ${response.statusCode}`);
       const answer = parseAnswer(text);
-      if (answer === undefined) throw new EndpointError(endpoint.url, `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`);
+      if (answer === undefined) throw new EndpointError(endpoint.label, `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`);
       if ('error' in answer && NODE_FAULT_CODES.has(answer.error.code)) {
-        throw new EndpointError(endpoint.url, `the node cannot serve now: ${answer.error.message} (${answer.error.code})`);
+        throw new EndpointError(endpoint.label, `the node cannot serve now: ${answer.error.message} (${answer.error.code})`);
       }
       endpoint.succeeded();
       return answer;
@@ -139,7 +143,7 @@ export class JsonRpcClient {
       endpoint.failed();
       if (error instanceof EndpointError) throw error;
       const reason = describeTransportError(error, timeoutMs);
-      throw new EndpointError(endpoint.url, status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`);
+      throw new EndpointError(endpoint.label, status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`);
     }
   }
 }

@@ -45,6 +45,9 @@ function classify(status: number, body: unknown): string {
   return `${status} ${typeof body}`;
 }
 
+/** What a V8 stack frame or a path into the code looks like inside an answer. */
+const STACK_TRACE = /\bat [\w.<>]+ \(|node:internal|node_modules|\/(dist|src)\/[\w/-]+\.[jt]s/;
+
 async function sendOne(url: string, key: string, request: HostileRequest): Promise<{ status: number; body: unknown } | { problem: string }> {
   let response: Response;
   try {
@@ -54,6 +57,8 @@ async function sendOne(url: string, key: string, request: HostileRequest): Promi
   }
   const text = await response.text();
   if (response.status === 204 && text === '') return { status: 204, body: undefined };
+  // A stack trace tells an attacker the code's layout: no answer may carry one.
+  if (STACK_TRACE.test(text)) return { problem: `HTTP ${response.status} with a stack trace: ${text.slice(0, 200)}` };
   try {
     return { status: response.status, body: JSON.parse(text) };
   } catch {

@@ -1,0 +1,81 @@
+/**
+ * The surfaces docs/SECURITY.md makes promises about, checked through them: the operator's
+ * upstream credentials never reach a client, there is no administration over HTTP, and the
+ * logs at the default level carry no key and no transaction.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, describe, it } from 'node:test';
+import { Keypair } from '@solana/web3.js';
+import { makeDataDir, startTestGateway } from '../helpers/gateway';
+import { startServer } from '../helpers/process';
+import { post, rpc } from '../helpers/rpc';
+import { connect, fundedKeypair, transferTx } from '../helpers/solana';
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('what clients can read', () => {
+  it('an upstream URL is named by its host alone: credentials in its user part, path or query never reach a client', async () => {
+    const secretUrl = 'http://operator:hunter2@127.0.0.1:1/v2/PATH-SECRET?api-key=QUERY-SECRET';
+    const gw = await startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: [secretUrl] } }, requestTimeoutMs: 300 });
+    try {
+      const read = await rpc(gw.url, gw.key, 'getLatestBlockhash', []);
+      const health = await fetch(`${gw.url}/health`);
+      const healthBody = await health.text();
+      const texts = [JSON.stringify(read.body), healthBody];
+      assert.equal(read.body.error.code, -32091);
+      assert.match(read.body.error.message, /^getLatestBlockhash could not be answered: every endpoint failed: http:\/\/127\.0\.0\.1:1\/…: connection refused$/);
+      assert.equal(health.status, 503);
+      for (const text of texts) {
+        for (const secret of ['hunter2', 'operator', 'PATH-SECRET', 'QUERY-SECRET', 'api-key']) assert.equal(text.includes(secret), false, `${secret} leaked: ${text}`);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('there is no administration over HTTP: keys are managed with bin/slipway keys on the server', async () => {
+    const gw = await startTestGateway();
+    try {
+      for (const [method, path] of [['POST', '/keys'], ['GET', '/keys'], ['POST', '/admin'], ['GET', '/admin'], ['DELETE', '/keys/key_1'], ['POST', '/api/v1/keys']] as const) {
+        const response = await fetch(`${gw.url}${path}`, { method, headers: { 'x-api-key': gw.key, 'content-type': 'application/json' }, body: method === 'POST' ? '{"name":"x"}' : undefined });
+        assert.equal(response.status, 404, `${method} ${path}`);
+      }
+      assert.match(gw.url, /^http:\/\/127\.0\.0\.1:/, 'bound to the loopback address unless configured otherwise');
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('logs at the default level', () => {
+  it('carry no API key, no presented wrong key, and no transaction', async () => {
+    const dir = makeDataDir();
+    dirs.push(dir);
+    const server = await startServer(dir); // SLIPWAY_LOG_LEVEL unset: info
+    try {
+      const key = server.initialKey!;
+      const c = connect(server.url, key);
+      const alice = await fundedKeypair(c);
+      const good = await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000);
+      const damaged = Buffer.from(good, 'base64');
+      damaged[10] = damaged[10]! ^ 0xff; // inside the signature
+      const bad = damaged.toString('base64');
+      const wrongKey = 'slw_WrongKeyThatMustNotBeLogged';
+      assert.equal(typeof (await rpc(server.url, key, 'sendTransaction', [good, { encoding: 'base64' }])).body.result, 'string');
+      assert.equal((await rpc(server.url, key, 'sendTransaction', [bad, { encoding: 'base64' }])).body.error.code, -32003);
+      assert.equal((await rpc(server.url, wrongKey, 'getSlot')).status, 401);
+      await post(`${server.url}/submit-batch?api-key=${key}`, { params: { transactions: [bad] } });
+      await post(server.url, '{"jsonrpc": "2.0", "id": 1, "method": "sendTransaction", "params": [', { 'x-api-key': key });
+      server.child.kill('SIGTERM');
+      assert.equal(await server.exited, 0);
+      const logs = server.stderr.join('') + server.stdout.filter((line) => !line.includes(key)).join('\n');
+      for (const secret of [key, key.slice(4, 20), wrongKey, good.slice(0, 40), bad.slice(0, 40)]) assert.equal(logs.includes(secret), false, `${secret} found in the logs`);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    }
+  });
+});
