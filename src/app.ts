@@ -87,7 +87,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
       'postgresUrl is for a cluster of gateways in front of a shared network; the embedded ledger is one gateway\'s own chain and keeps its journal in SQLite: configure rpc/jito upstreams (bin/slipway ledger serves a local cluster), or leave postgresUrl unset',
     );
   }
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // Owner only: key hashes and the journal (transactions not yet landed are what a front-runner wants).
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const paths = dataPaths(config.dataDir);
   const { network } = config;
 

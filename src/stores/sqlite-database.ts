@@ -25,7 +25,7 @@ export interface SqliteOptions {
 export type Migrations = readonly string[];
 
 export function openSqlite(file: string, migrations: Migrations, options: SqliteOptions = {}): SqliteDatabase {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 }); // the data dir, when the CLI makes it first
   const db = new Database(file);
   // First, so that switching to WAL waits for a connection that opens the file at the same time.
   db.pragma('busy_timeout = 5000');

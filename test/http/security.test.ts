@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
 import { makeDataDir, startTestGateway } from '../helpers/gateway';
@@ -37,7 +38,7 @@ describe('what clients can read', () => {
     }
   });
 
-  it('there is no administration over HTTP: keys are managed with bin/slipway keys on the server', async () => {
+  it('there is no administration over HTTP, and the data directory is its owner\'s alone', async () => {
     const gw = await startTestGateway();
     try {
       for (const [method, path] of [['POST', '/keys'], ['GET', '/keys'], ['POST', '/admin'], ['GET', '/admin'], ['DELETE', '/keys/key_1'], ['POST', '/api/v1/keys']] as const) {
@@ -45,6 +46,11 @@ describe('what clients can read', () => {
         assert.equal(response.status, 404, `${method} ${path}`);
       }
       assert.match(gw.url, /^http:\/\/127\.0\.0\.1:/, 'bound to the loopback address unless configured otherwise');
+      const fresh = path.join(gw.dataDir, 'fresh');
+      const other = await startTestGateway({ dataDir: fresh });
+      const mode = fs.statSync(fresh).mode & 0o777;
+      await other.close();
+      assert.equal(mode, 0o700, 'a data directory it creates is its owner\'s alone');
     } finally {
       await gw.close();
     }
