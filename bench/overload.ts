@@ -1,6 +1,7 @@
 /**
- * `npm run overload`: a real gateway (`bin/slipway serve` on the embedded ledger, default
- * limits) offered more than it can serve, and what it does about it.
+ * `npm run overload [-- --max-in-flight N]`: a real gateway (`bin/slipway serve` on the
+ * embedded ledger, default limits unless given) offered more than it can serve, and what it
+ * does about it.
  *
  * 1. Capacity: /submit-batch (5 real transfers a request) at full speed, closed loop.
  * 2. Open loop, from three client addresses (127.0.0.2–4, 800 connections each: more than the gateway takes in at once): half the
@@ -17,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import bs58 from 'bs58';
 import * as hdr from 'hdr-histogram-js';
 import { Pool } from 'undici';
@@ -45,7 +47,10 @@ async function main(): Promise<number> {
   // The gateway on one core, this load generator on the other: on a small machine a generator
   // sharing the gateway's cores would measure its own lag (and the gateway would lend it CPU).
   const cores = os.cpus().length;
-  const server = await startSlipway(path.join(work, 'data'), [], {}, cores > 1 ? String(cores - 1) : undefined);
+  const { values } = parseArgs({ options: { 'max-in-flight': { type: 'string' } } });
+  const limits: Record<string, string> = values['max-in-flight'] === undefined ? {} : { SLIPWAY_MAX_IN_FLIGHT_REQUESTS: values['max-in-flight'] };
+  const server = await startSlipway(path.join(work, 'data'), [], limits, cores > 1 ? String(cores - 1) : undefined);
+  process.stdout.write(`overload: gateway with maxInFlightRequests ${values['max-in-flight'] ?? 'default (1024)'}, pinned to core ${cores - 1}\n`);
   if (cores > 1) execFileSync('taskset', ['-cp', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' });
   try {
     const headers = { 'content-type': 'application/json', 'x-api-key': server.key! };
