@@ -166,6 +166,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     logLevel: config.logLevel,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,
+    idleTimeoutMs: config.idleTimeoutMs,
     admission: { maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs },
   });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);

@@ -62,6 +62,7 @@ const fileSchema = z.strictObject({
   postgresSchema: z.string().optional(),
   headersTimeoutMs: z.number().int().optional(),
   httpRequestTimeoutMs: z.number().int().optional(),
+  idleTimeoutMs: z.number().int().optional(),
   maxConnectionsPerClient: z.number().int().optional(),
   maxInFlightRequests: z.number().int().optional(),
   maxEventLoopDelayMs: z.number().int().optional(),
@@ -127,7 +128,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -68,6 +68,8 @@ export interface SlipwayConfig {
   readonly headersTimeoutMs: number;
   /** …and the whole request within this. */
   readonly httpRequestTimeoutMs: number;
+  /** A keep-alive connection with no request in progress is closed after this (above a load balancer's idle time-out, so that it closes first). */
+  readonly idleTimeoutMs: number;
   /** Open connections per client address (0: no limit); past it, 429 and the connection closed. */
   readonly maxConnectionsPerClient: number;
   /** Requests in progress at once (0: no limit); past it new ones are shed with 503 + Retry-After. */
@@ -107,6 +109,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   postgresSchema: 'slipway',
   headersTimeoutMs: 10_000,
   httpRequestTimeoutMs: 30_000,
+  idleTimeoutMs: 72_000,
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
   maxEventLoopDelayMs: 250,
@@ -139,6 +142,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   postgresSchema: 'SLIPWAY_POSTGRES_SCHEMA',
   headersTimeoutMs: 'SLIPWAY_HEADERS_TIMEOUT_MS',
   httpRequestTimeoutMs: 'SLIPWAY_HTTP_REQUEST_TIMEOUT_MS',
+  idleTimeoutMs: 'SLIPWAY_IDLE_TIMEOUT_MS',
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
@@ -206,6 +210,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     postgresSchema: checkSchemaName(pick('postgresSchema') ?? DEFAULT_CONFIG.postgresSchema),
     headersTimeoutMs,
     httpRequestTimeoutMs,
+    idleTimeoutMs: integer('idleTimeoutMs', 1_000, 3_600_000),
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),

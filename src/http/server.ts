@@ -32,6 +32,8 @@ export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError
   /** A client must send its headers within this (a slowloris is cut off), and its whole request within `requestTimeoutMs`. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** A keep-alive connection with no request in progress is closed after this. */
+  readonly idleTimeoutMs: number;
   /** Connections per client address, requests in progress, event-loop lateness (admission.ts). */
   readonly admission: AdmissionLimits;
 }
@@ -57,6 +59,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // A line per request is far too frequent to log on a submission gateway.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    keepAliveTimeout: options.idleTimeoutMs,
     // Refusals before a request is read (too slow, headers too large, not HTTP) in Slipway's `{code, message}` shape.
     clientErrorHandler: (error, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;

@@ -1,6 +1,7 @@
 /**
- * Slow clients: one that sends its headers a byte at a time (slowloris) or its body slowly
- * is cut off at the configured time-outs, while other clients are served meanwhile.
+ * Slow and idle clients: one that sends its headers a byte at a time (slowloris), its body
+ * slowly, or nothing at all is cut off at the configured time-outs, while other clients are
+ * served meanwhile; an idle keep-alive connection is closed after idleTimeoutMs.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -11,7 +12,7 @@ import { rpc } from '../helpers/rpc';
 describe('slow clients', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway({ headersTimeoutMs: 1_000, httpRequestTimeoutMs: 2_000 });
+    gw = await startTestGateway({ headersTimeoutMs: 1_000, httpRequestTimeoutMs: 2_000, idleTimeoutMs: 1_500 });
   });
   after(() => gw.close());
 
@@ -49,6 +50,15 @@ describe('slow clients', () => {
     const { ms, answer } = await dripping(head, ' ');
     assert.ok(ms >= 1_900 && ms < 4_000, `cut after ${ms} ms`);
     assert.match(answer, /^HTTP\/1\.1 408/);
+  });
+
+  it('a connection that never sends a request is answered 408 after headersTimeoutMs; an idle keep-alive one is closed after idleTimeoutMs', async () => {
+    const { ms: silentMs, answer } = await dripping('', '');
+    assert.ok(silentMs >= 900 && silentMs < 3_000, `silent connection cut after ${silentMs} ms`);
+    assert.match(answer, /^HTTP\/1\.1 408/);
+    const { ms: idleMs, answer: served } = await dripping('GET /health HTTP/1.1\r\nHost: slipway\r\n\r\n', '');
+    assert.match(served, /^HTTP\/1\.1 200 OK/);
+    assert.ok(idleMs >= 1_400 && idleMs < 4_000, `idle keep-alive connection closed after ${idleMs} ms`);
   });
 
   it('headers over 16 KiB: HTTP 431 with a JSON body saying so; anything that is not HTTP: 400', async () => {
