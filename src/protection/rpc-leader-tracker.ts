@@ -18,6 +18,8 @@ const LEADERS_AHEAD = 256;
 const DEFAULT_SLOT_MS = 400;
 /** Polls kept to measure the slot time. */
 const SLOT_SAMPLES = 16;
+/** The measured slot time is taken this much shorter (see slotTime). */
+const SLOT_TIME_MARGIN = 0.75;
 
 export interface RpcLeaderTrackerOptions {
   readonly urls: readonly string[];
@@ -40,12 +42,17 @@ export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): Leader
   let lastError = 'no answer yet from the RPC nodes';
   let polling = false;
   const samples: { slot: number; at: number }[] = [];
-  /** Milliseconds per slot over the kept polls (the default until the slot has moved a few times). */
+  /**
+   * Milliseconds per slot over the kept polls (the default until the slot has moved a few
+   * times), erring short: slots come unevenly (a late leader, then a quick one), and a
+   * window too long only holds a transaction a little longer, where one too short could
+   * send it into an untrusted leader's slot.
+   */
   const slotTime = () => {
     const first = samples[0];
     const last = samples[samples.length - 1];
-    if (first === undefined || last === undefined || last.slot - first.slot < 4) return DEFAULT_SLOT_MS;
-    return (last.at - first.at) / (last.slot - first.slot);
+    if (first === undefined || last === undefined || last.slot - first.slot < 4) return DEFAULT_SLOT_MS * SLOT_TIME_MARGIN;
+    return ((last.at - first.at) / (last.slot - first.slot)) * SLOT_TIME_MARGIN;
   };
 
   const poll = async () => {

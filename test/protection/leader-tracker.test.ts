@@ -48,7 +48,8 @@ describe('leader tracker', () => {
       assert.ok(view.known, 'not stale yet');
       // Half a second without news is about 10 slots of 50 ms: the window covers them too.
       assert.ok(view.window.leaders.length >= 8 + 8, `window of ${view.window.leaders.length} slots`);
-      assert.ok(view.window.slot + view.window.leaders.length > cluster.ledger.currentSlot + 7, 'the window reaches past the cluster\'s current slot');
+      const now = cluster.ledger.currentSlot;
+      assert.ok(view.window.slot + view.window.leaders.length > now + 7, `the window (${view.window.slot} + ${view.window.leaders.length} slots) reaches past the cluster's current slot ${now} by the 8 asked for`);
     } finally {
       node.fault('none');
       await tracker.close();
