@@ -48,6 +48,9 @@ import { Redis } from 'ioredis';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
 import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
+import { countingJournal } from './metrics/counting-journal';
+import { instrumentedUpstream } from './metrics/instrumented-upstream';
+import { collectProcessMetrics } from './metrics/metrics';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -101,13 +104,14 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const authenticator = await createAuthenticator(keyStore);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = await openJournal(config);
+  const journal = countingJournal(await openJournal(config));
+  collectProcessMetrics();
 
   let ledger: LocalLedger | undefined;
   const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, paths.ledger));
   const upstreams = new Map<string, Upstream>();
   for (const [name, upstreamConfig] of Object.entries(network.upstreams)) {
-    upstreams.set(name, createUpstream(name, upstreamConfig, network.requestTimeoutMs, openLedger));
+    upstreams.set(name, instrumentedUpstream(createUpstream(name, upstreamConfig, network.requestTimeoutMs, openLedger)));
   }
   const replay = ledger === undefined ? { lastSeq: await journal.lastSeq(), replayed: 0 } : await replayJournal(ledger, journal);
 
@@ -126,6 +130,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     intervalMs: network.rebroadcast.intervalMs,
     maxAttempts: network.rebroadcast.maxAttempts,
     capacity: network.rebroadcast.queueCapacity,
+    slotMs: ledger === undefined ? MAINNET_SLOT_MS : config.slotMs,
     window,
     logError,
   });
@@ -167,6 +172,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,
     idleTimeoutMs: config.idleTimeoutMs,
+    metricsToken: config.metricsToken,
     admission: { maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs },
   });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
@@ -290,6 +296,9 @@ async function connectRedis(url: string): Promise<Redis> {
   return redis;
 }
 
+/** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
+const MAINNET_SLOT_MS = 400;
+
 /** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */
 const HOLD_CHECK_MS = 50;
 
@@ -328,7 +337,7 @@ function follow(entries: readonly JournalEntry[], router: Router, tracker: Submi
   for (const entry of entries) {
     const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
     if (entry.kind === 'bundle') {
-      if (upstreams.some((u) => u.tracked)) tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0 });
+      if (upstreams.some((u) => u.tracked)) tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0, submittedAt: entry.createdAt });
       continue;
     }
     for (const tx of entry.transactions) {
@@ -336,7 +345,7 @@ function follow(entries: readonly JournalEntry[], router: Router, tracker: Submi
       if (tx.state === 'held') {
         holds.hold([{ seq: entry.seq, position: tx.position, tx: restored, upstreams, options: RESUMED_SEND_OPTIONS, heldSince: entry.createdAt, reason: tx.reason ?? 'held before the restart' }]);
       } else if (tx.state === 'forwarded' && upstreams.some((u) => u.tracked)) {
-        tracker.track({ seq: entry.seq, position: tx.position, tx: restored, upstreams, attempts: tx.attempts, protected: entry.antiMev });
+        tracker.track({ seq: entry.seq, position: tx.position, tx: restored, upstreams, attempts: tx.attempts, submittedAt: entry.createdAt, protected: entry.antiMev });
       }
     }
   }

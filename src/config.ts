@@ -76,6 +76,8 @@ export interface SlipwayConfig {
   readonly maxInFlightRequests: number;
   /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
   readonly maxEventLoopDelayMs: number;
+  /** Who may read /metrics from another machine (`Authorization: Bearer …`); empty: this machine only. */
+  readonly metricsToken: string;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -113,6 +115,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
   maxEventLoopDelayMs: 250,
+  metricsToken: '',
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -146,6 +149,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
+  metricsToken: 'SLIPWAY_METRICS_TOKEN',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -214,6 +218,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
+    metricsToken: pick('metricsToken') ?? DEFAULT_CONFIG.metricsToken,
     network,
   };
 }

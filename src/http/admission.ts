@@ -12,8 +12,9 @@
  *   ones already admitted wait longest; shedding keeps the served ones fast, and the
  *   gateway comes back by itself when the load falls.
  *
- * `GET /health` is admitted however busy the gateway is (load balancers must see a busy
- * gateway as alive), and refused once it is shutting down (they must see that it is not).
+ * `GET /health` and `GET /metrics` are admitted however busy the gateway is (load balancers
+ * must see a busy gateway as alive, operators must see why it is busy), and refused once it
+ * is shutting down.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -100,7 +101,8 @@ export class Admission {
       const message = `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient); reuse connections (keep-alive) or close some`;
       return { error: slipwayError('TOO_MANY_CONNECTIONS', message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: true };
     }
-    if (request.method === 'GET' && request.url === '/health' && !this.shuttingDown) return null;
+    // Health checks and metrics scrapes are what an operator needs most while it sheds.
+    if (request.method === 'GET' && (request.url === '/health' || request.url === '/metrics') && !this.shuttingDown) return null;
     const why = this.overloaded();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });

@@ -3,7 +3,7 @@
  * the pipeline. No business rule lives here.
  *
  * Paths: `POST /` (JSON-RPC), `POST /submit-batch`, `POST /api/v1/transactions` and
- * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`.
+ * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`, `GET /metrics`.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,10 +11,11 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Authenticator } from '../auth/authenticator';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
-import { refusalsTotal, requestDuration } from '../metrics/metrics';
+import { metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { Admission, type AdmissionLimits } from './admission';
 import { createFastPath, type Answer } from './fast-path';
+import { operatorAccess } from './operator-access';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse, retryHeaders } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext } from './json-rpc-handler';
@@ -34,6 +35,8 @@ export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError
   readonly requestTimeoutMs: number;
   /** A keep-alive connection with no request in progress is closed after this. */
   readonly idleTimeoutMs: number;
+  /** Who may read /metrics besides clients on this machine (operator-access.ts); empty: no one. */
+  readonly metricsToken: string;
   /** Connections per client address, requests in progress, event-loop lateness (admission.ts). */
   readonly admission: AdmissionLimits;
 }
@@ -103,7 +106,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
 
   app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.url === '/health' || request.routeOptions.url === undefined) return;
+    if (request.routeOptions.url === '/health' || request.routeOptions.url === '/metrics' || request.routeOptions.url === undefined) return;
     const key =
       request.headers['x-api-key'] ??
       (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined) ??
@@ -183,6 +186,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   app.post('/submit-batch', async (request, reply) => send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request))));
 
+  // Prometheus's text format, for the operator (operator-access.ts says who may read it).
+  const metricsAccess = operatorAccess('metricsToken', options.metricsToken);
+  app.get('/metrics', async (request, reply) => {
+    const refused = metricsAccess(request.raw);
+    if (refused !== null) return reply.code(refused.status).send({ code: refused.status, message: refused.message });
+    return reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  });
+
   // Alive and able to reach the network: 200 with the slot; alive but cut off from the reads upstream: 503 with why.
   app.get('/health', async (_request, reply) => {
     try {
@@ -195,7 +206,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({
       code: 404,
-      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles and GET /health`,
+      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles, GET /health and GET /metrics`,
     });
   });
 

@@ -1,9 +1,11 @@
 /**
  * Slipway's metrics, registered in prom-client's default registry from the start so that
- * counting begins with the first request (they are exposed over HTTP by a later change).
- * Label values come from fixed lists (operations, outcomes, error kinds), never free text.
+ * counting begins with the first request; `GET /metrics` exposes them (metrics-route.ts).
+ * Label values come from fixed lists (operations, outcomes, error kinds, states, configured
+ * upstream names), never free text.
  */
 import client from 'prom-client';
+import { TRANSACTION_STATES, type TransactionState } from '../stores/journal';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 export type Outcome = 'accepted' | 'duplicate' | 'refused' | 'rejected';
@@ -136,3 +138,54 @@ export const shedTotal = new client.Counter({
   help: 'Requests refused on arrival, by reason: in_flight and event_loop (over capacity, 503), shutting_down (503), connections (over the per-address limit, 429).',
   labelNames: ['reason'],
 });
+
+// Transactions entering each state, counted as the journal records them (counting-journal.ts).
+const stateCounts = new Float64Array(TRANSACTION_STATES.length);
+
+/** Counts one transaction entering `state`. */
+export const countState = (state: TransactionState): void => {
+  stateCounts[TRANSACTION_STATES.indexOf(state)]! += 1;
+};
+
+export const transactionStatesTotal = new client.Counter({
+  name: 'slipway_transaction_states_total',
+  help: 'Transactions entering each state as the journal records it: forwarded or held when accepted, then landed, failed, expired; rejected when no upstream took them.',
+  labelNames: ['state'] as const,
+  collect: collectDeltas(stateCounts, TRANSACTION_STATES.map((state) => ({ state }))),
+});
+
+export const landingSeconds = new client.Histogram({
+  name: 'slipway_landing_seconds',
+  help: 'From the request to the slot it landed in (estimated from the slots between landing and the tracker seeing it), by kind (transaction, bundle).',
+  labelNames: ['kind'] as const,
+  buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
+});
+
+export const upstreamSendsTotal = new client.Counter({
+  name: 'slipway_upstream_sends_total',
+  help: 'Sends to each configured upstream (first sends and rebroadcasts), by operation (transaction, bundle) and outcome (ok, error: the upstream could not be reached or used).',
+  labelNames: ['upstream', 'operation', 'outcome'] as const,
+});
+
+export const upstreamSendSeconds = new client.Histogram({
+  name: 'slipway_upstream_send_seconds',
+  help: 'Time each upstream took to answer a send, by operation.',
+  labelNames: ['upstream', 'operation'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+});
+
+export const upstreamCircuitOpen = new client.Gauge({
+  name: 'slipway_upstream_circuit_open',
+  help: '1 while an upstream endpoint is out of rotation after consecutive failures (its circuit is open), 0 while it is used.',
+  labelNames: ['upstream', 'endpoint'] as const,
+});
+
+let defaultsCollected = false;
+/** Process metrics (CPU, memory, event-loop lag as nodejs_eventloop_lag_*), once per process. */
+export function collectProcessMetrics(): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  client.collectDefaultMetrics();
+}
+
+export const metricsRegistry = client.register;

@@ -122,11 +122,13 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     }
     lastSeq = Math.max(lastSeq, seq);
     if (route.some((u) => u.tracked)) {
+      // Journaled within milliseconds of the request: close enough for a landing time.
+      const submittedAt = Date.now();
       submission.transactions.forEach((entry, position) => {
-        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, protected: context.antiMev });
+        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, submittedAt, protected: context.antiMev });
       });
       if (submission.kind === 'bundle' && submission.transactions[0]?.state === 'forwarded') {
-        tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0 });
+        tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0, submittedAt });
       }
     }
     return seq;

@@ -18,7 +18,7 @@
  */
 import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../ledger/transaction-error';
-import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
+import { landingSeconds, rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
 import type { SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
@@ -35,6 +35,8 @@ export interface TrackedTransaction {
   readonly tx: ValidatedTransaction;
   readonly upstreams: readonly Upstream[];
   attempts: number;
+  /** When the request came (epoch ms), for the landing time. */
+  readonly submittedAt: number;
   /** Sent with anti_mev=1: rebroadcast only in a safe window. */
   readonly protected?: boolean;
   /** Since when its due rebroadcast has waited for a safe window, and why. */
@@ -48,6 +50,7 @@ export interface TrackedBundle {
   readonly size: number;
   readonly upstreams: readonly Upstream[];
   polls: number;
+  readonly submittedAt: number;
 }
 
 export interface TrackerOptions {
@@ -57,6 +60,8 @@ export interface TrackerOptions {
   readonly intervalMs: number;
   readonly maxAttempts: number;
   readonly capacity: number;
+  /** The network's slot time: a landing seen N slots late happened about N slots' time earlier. */
+  readonly slotMs: number;
   /** The rule protected transactions' rebroadcasts obey (absent: nothing is protected). */
   readonly window?: SafeWindow;
   readonly logError: (error: unknown, what: string) => void;
@@ -129,6 +134,7 @@ export class SubmissionTracker {
       this.transactions.delete(item.tx.signature);
     };
 
+    const landed: { submittedAt: number; slot: number }[] = [];
     const items = [...this.transactions.values()];
     const unknown: TrackedTransaction[] = [];
     for (let i = 0; i < items.length; i += STATUS_BATCH) {
@@ -145,7 +151,10 @@ export class SubmissionTracker {
         if (status === null || status === undefined) unknown.push(item);
         // Processed but not yet confirmed: it may still be dropped on a fork; look again next round.
         else if (status.confirmationStatus === 'processed') return;
-        else if (status.err === null) finish(item, { state: 'landed', slot: status.slot });
+        else if (status.err === null) {
+          finish(item, { state: 'landed', slot: status.slot });
+          landed.push({ submittedAt: item.submittedAt, slot: status.slot });
+        }
         else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
       });
     }
@@ -200,6 +209,7 @@ export class SubmissionTracker {
     }
     rebroadcastsTotal.inc(resend.length);
     trackedGauge.set(this.transactions.size);
+    await this.observeLandings('transaction', landed);
     try {
       await Promise.all([journal.update(changes), journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))), journal.recordSends(sends)]);
     } catch (error) {
@@ -210,6 +220,7 @@ export class SubmissionTracker {
   }
 
   private async checkBundles(): Promise<void> {
+    const landed: { submittedAt: number; slot: number }[] = [];
     const changes: StateChange[] = [];
     const finishedBundles: TrackedBundle[] = [];
     const all = [...this.bundles.values()];
@@ -228,7 +239,10 @@ export class SubmissionTracker {
         const members = (change: Omit<StateChange, 'seq' | 'position'>) =>
           Array.from({ length: bundle.size }, (_, position) => changes.push({ seq: bundle.seq, position, ...change }));
         bundle.polls += 1;
-        if (status.status === 'Landed') members({ state: 'landed', slot: status.landedSlot });
+        if (status.status === 'Landed') {
+          members({ state: 'landed', slot: status.landedSlot });
+          if (status.landedSlot !== null) landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot });
+        }
         else if (status.status === 'Failed') members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
         else if (bundle.polls >= this.options.maxAttempts) members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
         else return;
@@ -236,11 +250,24 @@ export class SubmissionTracker {
         this.bundles.delete(bundle.bundleId);
       });
     }
+    await this.observeLandings('bundle', landed);
     try {
       await this.options.journal.update(changes);
     } catch (error) {
       for (const bundle of finishedBundles) this.bundles.set(bundle.bundleId, bundle);
       throw error;
+    }
+  }
+
+  /** Request-to-landing times, each placed at its slot: the round sees a landing up to an interval late. */
+  private async observeLandings(kind: 'transaction' | 'bundle', landed: readonly { submittedAt: number; slot: number }[]): Promise<void> {
+    if (landed.length === 0) return;
+    const current = await this.options.reads.getSlot().catch(() => undefined);
+    const now = Date.now();
+    const child = landingSeconds.labels({ kind });
+    for (const { submittedAt, slot } of landed) {
+      const sinceLanding = current === undefined ? 0 : Math.max(0, current - slot) * this.options.slotMs;
+      child.observe(Math.max(0, now - sinceLanding - submittedAt) / 1000);
     }
   }
 

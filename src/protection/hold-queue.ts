@@ -133,7 +133,7 @@ export class HoldQueue {
     items.forEach((item, i) => {
       this.held.delete(item.tx.signature);
       if (changes[i]!.state === 'forwarded' && item.upstreams.some((u) => u.tracked)) {
-        tracker.track({ seq: item.seq, position: item.position, tx: item.tx, upstreams: item.upstreams, attempts: 0, protected: true });
+        tracker.track({ seq: item.seq, position: item.position, tx: item.tx, upstreams: item.upstreams, attempts: 0, submittedAt: item.heldSince, protected: true });
       }
     });
     protectedReleasedTotal.inc(items.length);

@@ -31,7 +31,7 @@ export interface RpcLeaderTrackerOptions {
 }
 
 export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): LeaderTracker {
-  const client = new JsonRpcClient({ urls: options.urls, timeoutMs: options.timeoutMs });
+  const client = new JsonRpcClient({ name: 'leader-schedule', urls: options.urls, timeoutMs: options.timeoutMs });
   const pollMs = options.pollMs ?? 200;
   const staleMs = options.staleMs ?? 2_000;
   let slot: number | undefined;

@@ -27,7 +27,7 @@ export interface JitoUpstreamConfig {
 }
 
 export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ urls: config.urls, timeoutMs: config.timeoutMs });
+  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs });
   let tipAccounts: { accounts: Set<string>; fetchedAt: number } | undefined;
 
   async function currentTipAccounts(): Promise<Set<string>> {

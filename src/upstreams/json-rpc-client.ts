@@ -7,6 +7,7 @@
  * JSON-RPC error is an answer, not a fault.
  */
 import { Pool } from 'undici';
+import { upstreamCircuitOpen } from '../metrics/metrics';
 import { urlLabel } from '../runtime/url-label';
 
 /** Consecutive failures that open an endpoint's circuit. */
@@ -38,9 +39,14 @@ class Endpoint {
   /** The URL as messages name it: no path or query, where providers put credentials. */
   readonly label: string;
 
-  constructor(url: string, private readonly cooldownMs: number) {
+  /** Whether its circuit is open, as the metric shows it. */
+  private readonly circuit: { set(value: number): void };
+
+  constructor(url: string, private readonly cooldownMs: number, upstream: string) {
     const parsed = new URL(url);
     this.label = urlLabel(url);
+    this.circuit = upstreamCircuitOpen.labels({ upstream, endpoint: this.label });
+    this.circuit.set(0);
     this.pool = new Pool(parsed.origin, { connections: CONNECTIONS_PER_ENDPOINT, pipelining: 1 });
     this.path = parsed.pathname + parsed.search;
   }
@@ -54,17 +60,23 @@ class Endpoint {
   }
 
   succeeded(): void {
+    if (this.failures >= BREAKER_THRESHOLD) this.circuit.set(0);
     this.failures = 0;
     this.openUntil = 0;
   }
 
   failed(): void {
     this.failures += 1;
-    if (this.failures >= BREAKER_THRESHOLD) this.openUntil = Date.now() + this.cooldownMs;
+    if (this.failures >= BREAKER_THRESHOLD) {
+      this.openUntil = Date.now() + this.cooldownMs;
+      this.circuit.set(1);
+    }
   }
 }
 
 export interface JsonRpcClientOptions {
+  /** The configured upstream's name, for the metrics. */
+  readonly name: string;
   readonly urls: readonly string[];
   readonly timeoutMs: number;
   readonly breakerCooldownMs?: number;
@@ -75,7 +87,7 @@ export class JsonRpcClient {
   private nextId = 1;
 
   constructor(private readonly options: JsonRpcClientOptions) {
-    this.endpoints = options.urls.map((url) => new Endpoint(url, options.breakerCooldownMs ?? DEFAULT_BREAKER_COOLDOWN_MS));
+    this.endpoints = options.urls.map((url) => new Endpoint(url, options.breakerCooldownMs ?? DEFAULT_BREAKER_COOLDOWN_MS, options.name));
   }
 
   /** Endpoints whose circuit is closed, healthiest first, and those whose circuit is open (the last resort). */

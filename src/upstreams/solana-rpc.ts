@@ -22,7 +22,7 @@ export function resultOf<T>(answer: JsonRpcAnswer, method: string): T {
 }
 
 export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ urls: config.urls, timeoutMs: config.timeoutMs });
+  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs });
   return {
     name: config.name,
     kind: 'rpc',

@@ -95,6 +95,9 @@ describe('overload', () => {
     assert.deepEqual([batch.status, batch.body.code], [503, -32095]);
     const health = await fetch(`${gw.url}/health`);
     assert.equal(health.status, 200, '/health answers while the gateway sheds');
+    const metrics = await fetch(`${gw.url}/metrics`);
+    assert.equal(metrics.status, 200, '/metrics too');
+    assert.match(await metrics.text(), /slipway_shed_requests_total\{reason="in_flight"\} [1-9]/);
 
     for (const answer of await Promise.all(stuck)) assert.equal(answer.body.error.code, -32091, 'the hanging upstream timed out');
     cluster.nodes[0]!.fault('none');

@@ -1,0 +1,34 @@
+/**
+ * Who may read the operator's pages (`/metrics`): with a token configured, whoever presents
+ * it as `Authorization: Bearer TOKEN`; without one, clients on this machine only (a loopback
+ * address). API keys do not open them: a client's key says nothing about the operator.
+ */
+import crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export interface Refusal {
+  readonly status: 401 | 403;
+  readonly message: string;
+}
+
+const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
+
+export function operatorAccess(setting: string, token: string): (request: IncomingMessage) => Refusal | null {
+  const expected = token === '' ? null : digest(token);
+  return (request) => {
+    if (expected === null) {
+      if (isLoopback(request.socket.remoteAddress)) return null;
+      return { status: 403, message: `this page is served to clients on the gateway's own machine only; set ${setting} and send it as "Authorization: Bearer <token>" to read it from elsewhere` };
+    }
+    const header = request.headers.authorization;
+    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+    // Hashes of equal length, compared in constant time: the token's length is not told either.
+    if (presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)) return null;
+    return { status: 401, message: `send the ${setting} configured on the gateway as "Authorization: Bearer <token>"` };
+  };
+}
+
+function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}

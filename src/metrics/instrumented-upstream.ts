@@ -1,0 +1,35 @@
+/**
+ * An upstream whose sends are counted and timed, by its configured name: first sends and
+ * rebroadcasts alike, from whichever part of Slipway sends them.
+ */
+import type { Upstream } from '../upstreams/upstream';
+import { upstreamSendSeconds, upstreamSendsTotal } from './metrics';
+
+export function instrumentedUpstream(upstream: Upstream): Upstream {
+  // Children bound once: labelling on every send costs more than counting.
+  const bind = (operation: 'transaction' | 'bundle') => ({
+    ok: upstreamSendsTotal.labels({ upstream: upstream.name, operation, outcome: 'ok' }),
+    error: upstreamSendsTotal.labels({ upstream: upstream.name, operation, outcome: 'error' }),
+    seconds: upstreamSendSeconds.labels({ upstream: upstream.name, operation }),
+  });
+  const transaction = bind('transaction');
+  const bundle = bind('bundle');
+  const timed = async <T>(counters: ReturnType<typeof bind>, send: () => Promise<T>): Promise<T> => {
+    const started = process.hrtime.bigint();
+    try {
+      const result = await send();
+      counters.ok.inc();
+      return result;
+    } catch (error) {
+      counters.error.inc();
+      throw error;
+    } finally {
+      counters.seconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+  return {
+    ...upstream,
+    sendTransaction: (tx, options) => timed(transaction, () => upstream.sendTransaction(tx, options)),
+    sendBundle: (bundleId, txs) => timed(bundle, () => upstream.sendBundle(bundleId, txs)),
+  };
+}
