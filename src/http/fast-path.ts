@@ -16,6 +16,7 @@ import type { SlipwayError } from '../errors/error-catalogue';
 import { fastPathRequestsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { parseJsonBody } from './json-body';
+import { requestIdOf } from './request-id';
 
 export interface Answer {
   readonly status: number;
@@ -25,7 +26,7 @@ export interface Answer {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError) => Promise<Answer>;
+export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string) => Promise<Answer>;
 
 export interface FastPathOptions {
   readonly authenticator: Authenticator;
@@ -58,7 +59,7 @@ export function createFastPath({ authenticator, bodyLimit, routes, failed }: Fas
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      routes[path](parseJsonBody(text), key, false)
+      routes[path](parseJsonBody(text), key, false, requestIdOf(request))
         .catch((error: unknown) => failed(path, error))
         .then(({ status, payload, headers }) => {
           if (payload === undefined) {

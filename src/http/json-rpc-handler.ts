@@ -5,7 +5,7 @@
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
  * surface the message; the only other statuses are 401/403 for a single request.
  */
-import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
+import { ERROR_CATALOGUE, slipwayError, type SlipwayError } from '../errors/error-catalogue';
 import type { Router } from '../pipeline/router';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { StatusView } from '../pipeline/status-view';
@@ -18,6 +18,22 @@ import { parseSendBundleParams, parseSendTransactionParams } from './submission-
 export interface RpcCallContext {
   readonly key: ApiKeyRecord;
   readonly antiMev: boolean;
+  readonly requestId: string;
+}
+
+/** One log line per submission outcome: public identifiers and the refusal, never the transaction or the key. */
+export interface SubmissionOutcome {
+  readonly requestId: string;
+  readonly operation: 'sendTransaction' | 'submitBatch' | 'sendBundle';
+  readonly keyId: string;
+  readonly antiMev: boolean;
+  readonly outcome: 'accepted' | 'refused';
+  /** Accepted: the signatures, or the bundle ID. */
+  readonly signatures?: readonly string[];
+  readonly bundleId?: string;
+  /** Refused: the code and message the client got. */
+  readonly code?: number;
+  readonly error?: string;
 }
 
 export interface JsonRpcHandlerOptions {
@@ -30,20 +46,28 @@ export interface JsonRpcHandlerOptions {
   readonly bundleResult: 'id' | 'signatures';
   /** Where unexpected failures go; the client only learns that the request failed. */
   readonly logError: (error: unknown, method: string) => void;
+  readonly logSubmission: (outcome: SubmissionOutcome) => void;
 }
 
 /** Status methods answered from the journal plus the upstreams. */
 const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission']);
 
-export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError }: JsonRpcHandlerOptions) {
+export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError, logSubmission }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
     const { key } = context;
     const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond };
+    const outcome = { requestId: context.requestId, keyId: key.id, antiMev: context.antiMev };
+    const refused = (operation: SubmissionOutcome['operation'], error: SlipwayError) =>
+      logSubmission({ ...outcome, operation, outcome: 'refused', code: ERROR_CATALOGUE[error.kind].code, error: error.message });
     switch (method) {
       case 'sendTransaction': {
         const input = await parseSendTransactionParams(params, validator);
         const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
-        if (sent.ok) return { status: 200, body: resultResponse(id, sent.value) };
+        if (sent.ok) {
+          logSubmission({ ...outcome, operation: 'sendTransaction', outcome: 'accepted', signatures: [sent.value] });
+          return { status: 200, body: resultResponse(id, sent.value) };
+        }
+        refused('sendTransaction', sent.error);
         refusals.record(params[0], context.key.id, sent.error.message);
         return errorReply(id, sent.error);
       }
@@ -53,14 +77,17 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
             'FORBIDDEN',
             `API key ${context.key.id} may not call sendBundle: bundles are enabled per key (bin/slipway keys set ${context.key.id} --bundle on)`,
           );
+          refused('sendBundle', error);
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
         const txs = await parseSendBundleParams(params, validator);
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
+          refused('sendBundle', sent.error);
           if (Array.isArray(params[0])) for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
           return errorReply(id, sent.error);
         }
+        logSubmission({ ...outcome, operation: 'sendBundle', outcome: 'accepted', bundleId: sent.value.bundleId, signatures: sent.value.signatures });
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
       default: {
