@@ -5,6 +5,7 @@ import { runDemo } from './demo';
 import { runKeys } from './keys';
 import { runLedger } from './ledger';
 import { runServe } from './serve';
+import { runStatus } from './status';
 import { runSubmissions } from './submissions';
 
 const USAGE = `Usage: slipway <command> [options]
@@ -22,6 +23,7 @@ Commands:
   submissions list [--key ID] [--status S] [--limit N] [--json]
                                                   the newest submissions in the journal, with each transaction's state
   submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle (and, if protected, each send's evidence)
+  status [--url URL] [--token T] [--json]        a running gateway's figures (from its /metrics and /health)
   demo                                            run the whole job end to end on a fresh embedded ledger
   ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
          [--fault MODE[:RATE]]
@@ -44,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
       return runLedger(rest);
     case 'submissions':
       return runSubmissions(rest);
+    case 'status':
+      return runStatus(rest);
     case undefined:
     case 'help':
     case '--help':

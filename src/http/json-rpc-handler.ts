@@ -6,6 +6,7 @@
  * surface the message; the only other statuses are 401/403 for a single request.
  */
 import { ERROR_CATALOGUE, slipwayError, type SlipwayError } from '../errors/error-catalogue';
+import { countSubmission } from '../metrics/metrics';
 import type { Router } from '../pipeline/router';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { StatusView } from '../pipeline/status-view';
@@ -62,6 +63,7 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
     switch (method) {
       case 'sendTransaction': {
         const input = await parseSendTransactionParams(params, validator);
+        if (!input.ok) countSubmission('sendTransaction', 'refused'); // the pipeline counts the outcomes it decides
         const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
         if (sent.ok) {
           logSubmission({ ...outcome, operation: 'sendTransaction', outcome: 'accepted', signatures: [sent.value] });
@@ -78,9 +80,11 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
             `API key ${context.key.id} may not call sendBundle: bundles are enabled per key (bin/slipway keys set ${context.key.id} --bundle on)`,
           );
           refused('sendBundle', error);
+          countSubmission('sendBundle', 'refused');
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
         const txs = await parseSendBundleParams(params, validator);
+        if (!txs.ok) countSubmission('sendBundle', 'refused');
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
           refused('sendBundle', sent.error);

@@ -12,7 +12,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Authenticator } from '../auth/authenticator';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
-import { metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
+import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { Admission, type AdmissionLimits } from './admission';
 import { createFastPath, type Answer } from './fast-path';
@@ -180,18 +180,24 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   };
 
   const answerBatchBody = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError): Promise<Answer> => {
+    // Refusals before the pipeline are counted here; the pipeline counts its own outcomes.
+    const refused = (error: SlipwayError) => {
+      countSubmission('submitBatch', 'refused');
+      return refusal('/submit-batch', error);
+    };
     const unreadable = checkJsonBody(body);
-    if (unreadable !== null) return refusal('/submit-batch', unreadable);
-    if (typeof antiMev !== 'boolean') return refusal('/submit-batch', antiMev);
+    if (unreadable !== null) return refused(unreadable);
+    if (typeof antiMev !== 'boolean') return refused(antiMev);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
+      return refused(slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
     }
     const { jsonrpc, id, params } = body as Record<string, unknown>;
-    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
+    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refused(slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
     if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
-      return refusal('/submit-batch', slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
+      return refused(slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
     const txs = await parseSubmitBatchParams(params, options.validator);
+    if (!txs.ok) countSubmission('submitBatch', 'refused');
     const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond }) : txs;
     if (!submitted.ok) {
       const members = (params as { transactions?: unknown } | undefined)?.transactions;

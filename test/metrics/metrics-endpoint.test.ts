@@ -57,6 +57,7 @@ describe('GET /metrics', () => {
     const delta = (series: string) => (after.get(series) ?? 0) - (before.get(series) ?? 0);
     assert.equal(delta('slipway_submissions_total{operation="sendTransaction",outcome="accepted"}'), 1);
     assert.equal(delta('slipway_submissions_total{operation="submitBatch",outcome="accepted"}'), 1);
+    assert.equal(delta('slipway_submissions_total{operation="sendTransaction",outcome="refused"}'), 1, 'refused at the edge counts too');
     assert.equal(delta('slipway_refusals_total{kind="SIGNATURE_VERIFICATION_FAILURE"}'), 1);
     assert.equal(delta('slipway_transaction_states_total{state="forwarded"}'), 3);
     assert.equal(delta('slipway_transaction_states_total{state="landed"}'), 3);
