@@ -1,0 +1,142 @@
+/**
+ * A typed client for Slipway: `import { createSlipwayClient } from 'slipway/client'`.
+ *
+ * Sends the forms of transaction a bot or wallet has (transaction-input.ts), turns every
+ * refusal into a `SlipwayClientError` with the server's code and message, and waits and
+ * tries again when the server says nothing was submitted and when to come back (HTTP 429
+ * over a rate limit, 503 over capacity or a store down: both with `Retry-After`).
+ */
+import { computeBundleId } from '../pipeline/bundle-id';
+import { SlipwayClientError } from './slipway-client-error';
+import { firstSignature, toBase64, type TransactionInput } from './transaction-input';
+
+export interface SlipwayClientOptions {
+  /** The gateway, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly apiKey: string;
+  /** Times a request refused with Retry-After is sent again (default 3; 0: never). */
+  readonly maxRetries?: number;
+  /** Longest wait for one retry, whatever Retry-After says (default 10 s). */
+  readonly maxRetryWaitMs?: number;
+  /** Per request (default 30 s). */
+  readonly timeoutMs?: number;
+  /** A fetch of your own (tests, proxies); the global one by default. */
+  readonly fetch?: typeof fetch;
+}
+
+export interface SendOptions {
+  readonly skipPreflight?: boolean;
+  readonly preflightCommitment?: 'processed' | 'confirmed' | 'finalized';
+  readonly maxRetries?: number;
+  readonly minContextSlot?: number;
+  /** Send through protected routes only, held until no untrusted leader is near (docs/ANTI_MEV.md). */
+  readonly antiMev?: boolean;
+}
+
+export interface BundleResult {
+  readonly bundleId: string;
+  /** Each transaction's first signature, in order. */
+  readonly signatures: string[];
+}
+
+/** What `getStatuses` says of one signature or bundle ID (docs/API.md, getSubmissionStatuses); null when unknown. */
+export interface SubmissionStatus {
+  readonly id: string;
+  readonly kind: 'transaction' | 'batch member' | 'bundle' | 'refused';
+  readonly bundleId: string | null;
+  readonly state: 'held' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
+  readonly slot: number | null;
+  readonly reason: string | null;
+  readonly antiMev: boolean;
+  readonly transactions: readonly { signature: string; state: SubmissionStatus['state']; slot: number | null; reason: string | null; sends: number }[];
+}
+
+export interface SlipwayClient {
+  sendTransaction(tx: TransactionInput, options?: SendOptions): Promise<string>;
+  /** Up to 5 transactions, each on its own (non-atomic); their signatures in order. */
+  submitBatch(txs: readonly TransactionInput[], options?: { antiMev?: boolean }): Promise<string[]>;
+  /** Up to 5 transactions, all or none; the same result whichever shape the gateway answers. */
+  sendBundle(txs: readonly TransactionInput[]): Promise<BundleResult>;
+  /** Up to 256 signatures or bundle IDs. */
+  getStatuses(ids: readonly string[]): Promise<(SubmissionStatus | null)[]>;
+}
+
+const BATCH_PATH = '/submit-batch';
+
+export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClient {
+  const base = options.url.replace(/\/$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const maxRetries = options.maxRetries ?? 3;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let nextId = 1;
+
+  /** One POST, sent again while the server says to come back later; the answer's body otherwise. */
+  async function post(path: string, body: unknown): Promise<{ status: number; body: any; requestId?: string }> {
+    for (let attempt = 0; ; attempt++) {
+      const response = await doFetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': options.apiKey },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      const requestId = response.headers.get('x-request-id') ?? undefined;
+      let parsed: any;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        throw new SlipwayClientError(-32700, `the gateway answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`, response.status, undefined, requestId);
+      }
+      const retryAfter = response.headers.get('retry-after');
+      if ((response.status === 429 || response.status === 503) && retryAfter !== null && attempt < maxRetries) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(maxRetryWaitMs, retryWaitMs(retryAfter, parsed))));
+        continue;
+      }
+      return { status: response.status, body: parsed, requestId };
+    }
+  }
+
+  /** A JSON-RPC call's result, or its error thrown. */
+  async function call<T>(method: string, params: unknown[], query = ''): Promise<T> {
+    const { status, body, requestId } = await post(`/${query}`, { jsonrpc: '2.0', id: nextId++, method, params });
+    if (body?.error !== undefined) throw new SlipwayClientError(body.error.code, body.error.message, status, body.error.data, requestId);
+    if (body === undefined || !('result' in body)) throw new SlipwayClientError(-32603, `the gateway answered HTTP ${status} without a result`, status, undefined, requestId);
+    return body.result as T;
+  }
+
+  return {
+    sendTransaction(tx, sendOptions = {}) {
+      const { antiMev, ...config } = sendOptions;
+      return call<string>('sendTransaction', [toBase64(tx), { encoding: 'base64', ...config }], antiMev === true ? '?anti_mev=1' : '');
+    },
+
+    async submitBatch(txs, batchOptions = {}) {
+      const path = `${BATCH_PATH}${batchOptions.antiMev === true ? '?anti_mev=1' : ''}`;
+      const { status, body, requestId } = await post(path, { jsonrpc: '2.0', id: nextId++, params: { transactions: txs.map(toBase64), options: [] } });
+      if (body?.code !== 1) throw new SlipwayClientError(body?.code ?? -32603, body?.message ?? `the gateway answered HTTP ${status}`, status, undefined, requestId);
+      return body.signatures as string[];
+    },
+
+    async sendBundle(txs) {
+      const encoded = txs.map(toBase64);
+      const result = await call<string | string[]>('sendBundle', [encoded, { encoding: 'base64' }]);
+      // The gateway answers the bundle ID (its default) or the signatures (bundleResult: signatures).
+      const signatures = Array.isArray(result) ? result : encoded.map(firstSignature);
+      return { bundleId: typeof result === 'string' ? result : computeBundleId(signatures), signatures };
+    },
+
+    async getStatuses(ids) {
+      const { value } = await call<{ value: (SubmissionStatus | null)[] }>('getSubmissionStatuses', [ids]);
+      return value;
+    },
+  };
+}
+
+/** Milliseconds to wait: `data.retryAfterMs` when the server gave it (finer), else Retry-After's seconds. */
+function retryWaitMs(header: string, body: any): number {
+  const precise = body?.error?.data?.retryAfterMs ?? body?.data?.retryAfterMs;
+  if (typeof precise === 'number' && precise >= 0) return precise;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000;
+}
