@@ -4,6 +4,7 @@
 import { runDemo } from './demo';
 import { runKeys } from './keys';
 import { runLedger } from './ledger';
+import { runSend } from './send';
 import { runServe } from './serve';
 import { runStatus } from './status';
 import { runSubmissions } from './submissions';
@@ -24,6 +25,10 @@ Commands:
                                                   the newest submissions in the journal, with each transaction's state
   submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle (and, if protected, each send's evidence)
   status [--url URL] [--token T] [--json]        a running gateway's figures (from its /metrics and /health)
+  send [--url URL] [--key KEY] [--batch | --bundle] [--anti-mev] [--json] [--timeout-s S] FILE...
+                                                  send signed transactions from files (raw bytes, or Base64 one
+                                                  per line), wait until each is final, print each outcome
+                                                  (exit 1 unless all landed; the key may be in $SLIPWAY_API_KEY)
   demo                                            run the whole job end to end on a fresh embedded ledger
   ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
          [--fault MODE[:RATE]]
@@ -48,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
       return runSubmissions(rest);
     case 'status':
       return runStatus(rest);
+    case 'send':
+      return runSend(rest);
     case undefined:
     case 'help':
     case '--help':
