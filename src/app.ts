@@ -51,6 +51,7 @@ import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
 import { countingJournal } from './metrics/counting-journal';
 import { instrumentedUpstream } from './metrics/instrumented-upstream';
 import { collectProcessMetrics } from './metrics/metrics';
+import { DashboardFeed } from './dashboard/dashboard-feed';
 
 export interface RunningApp {
   /** `http://host:port` the server listens on. */
@@ -160,6 +161,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const statusView = createStatusView(journal, router, refusals);
   const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads, config.verifySpinUs / 1000), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
+  const dashboard = new DashboardFeed({ journal, keys: () => keyStore.list(), logError });
   const server = createHttpServer({
     authenticator,
     pipeline,
@@ -173,6 +175,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     requestTimeoutMs: config.httpRequestTimeoutMs,
     idleTimeoutMs: config.idleTimeoutMs,
     metricsToken: config.metricsToken,
+    dashboard: { feed: dashboard, token: config.dashboardToken },
     admission: { maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs },
   });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
@@ -197,6 +200,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   leasing?.start();
   tracker.start();
   holds.start();
+  dashboard.start();
 
   const saveLedger = () => {
     if (ledger === undefined) return;
@@ -243,6 +247,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         await server.close();
         clearInterval(snapshots);
         await leasing?.stop();
+        await dashboard.stop();
         await holds.stop();
         await tracker.stop();
         await window.close();

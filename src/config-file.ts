@@ -67,6 +67,7 @@ const fileSchema = z.strictObject({
   maxInFlightRequests: z.number().int().optional(),
   maxEventLoopDelayMs: z.number().int().optional(),
   metricsToken: z.string().optional(),
+  dashboardToken: z.string().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -129,7 +130,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'metricsToken', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -78,6 +78,8 @@ export interface SlipwayConfig {
   readonly maxEventLoopDelayMs: number;
   /** Who may read /metrics from another machine (`Authorization: Bearer …`); empty: this machine only. */
   readonly metricsToken: string;
+  /** Who may open /dashboard from another machine (bearer token or ?token=); empty: this machine only. */
+  readonly dashboardToken: string;
   /** Upstreams and routes: from the configuration file, else the embedded ledger alone. */
   readonly network: NetworkConfig;
 }
@@ -116,6 +118,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   maxInFlightRequests: 1_024,
   maxEventLoopDelayMs: 250,
   metricsToken: '',
+  dashboardToken: '',
 };
 
 const ENV: Record<keyof ScalarSettings, string> = {
@@ -150,6 +153,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
   metricsToken: 'SLIPWAY_METRICS_TOKEN',
+  dashboardToken: 'SLIPWAY_DASHBOARD_TOKEN',
 };
 
 export type Settings = Partial<Record<keyof ScalarSettings | 'config', string | number | undefined>>;
@@ -219,6 +223,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
     metricsToken: pick('metricsToken') ?? DEFAULT_CONFIG.metricsToken,
+    dashboardToken: pick('dashboardToken') ?? DEFAULT_CONFIG.dashboardToken,
     network,
   };
 }

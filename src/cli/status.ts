@@ -44,9 +44,14 @@ function summarize(samples: Sample[], health: { status: number; body: { status?:
     samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
   const labelValues = (name: string, label: string) => [...new Set(samples.filter((s) => s.name === name).map((s) => s.labels[label]!))].filter((v) => v !== undefined);
   const quantiles = (name: string, labels: Record<string, string>) => {
-    const buckets = samples
-      .filter((s) => s.name === `${name}_bucket` && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-      .map((s) => ({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value }));
+    // Summed per bound over the series that match (every route, say).
+    const byBound = new Map<number, number>();
+    for (const s of samples) {
+      if (s.name !== `${name}_bucket` || !Object.entries(labels).every(([k, v]) => s.labels[k] === v)) continue;
+      const le = s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
+      byBound.set(le, (byBound.get(le) ?? 0) + s.value);
+    }
+    const buckets = [...byBound].map(([le, count]) => ({ le, count }));
     return { count: value(`${name}_count`, labels), p50: histogramQuantile(0.5, buckets), p99: histogramQuantile(0.99, buckets) };
   };
   return {

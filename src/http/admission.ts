@@ -30,6 +30,9 @@ export interface AdmissionLimits {
   readonly maxEventLoopDelayMs: number;
 }
 
+/** Never shed nor counted in flight: the health check and the operator's pages. */
+const UNCOUNTED = new Set(['/health', '/metrics', '/dashboard', '/dashboard/events']);
+
 /** How often the event loop's lateness is sampled. */
 const SAMPLE_MS = 20;
 /** Samples the event loop must be late in a row (about a tenth of a second) to count as overloaded. */
@@ -102,7 +105,8 @@ export class Admission {
       return { error: slipwayError('TOO_MANY_CONNECTIONS', message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: true };
     }
     // Health checks and metrics scrapes are what an operator needs most while it sheds.
-    if (request.method === 'GET' && (request.url === '/health' || request.url === '/metrics') && !this.shuttingDown) return null;
+    // (The dashboard's event stream stays open: counted in flight it would take a place for good.)
+    if (request.method === 'GET' && UNCOUNTED.has(request.url?.split('?')[0] ?? '') && !this.shuttingDown) return null;
     const why = this.overloaded();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });

@@ -1,7 +1,7 @@
 /**
- * Who may read the operator's pages (`/metrics`): with a token configured, whoever presents
- * it as `Authorization: Bearer TOKEN`; without one, clients on this machine only (a loopback
- * address). API keys do not open them: a client's key says nothing about the operator.
+ * Who may read the operator's pages (`/metrics`, `/dashboard`): with a token configured,
+ * whoever presents it as `Authorization: Bearer TOKEN` (or `?token=TOKEN`, for a browser);
+ * without one, clients on this machine only (a loopback address). API keys do not open them: a client's key says nothing about the operator.
  */
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -21,7 +21,8 @@ export function operatorAccess(setting: string, token: string): (request: Incomi
       return { status: 403, message: `this page is served to clients on the gateway's own machine only; set ${setting} and send it as "Authorization: Bearer <token>" to read it from elsewhere` };
     }
     const header = request.headers.authorization;
-    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+    // A browser opening a page cannot send a header: the token may come as ?token= too (never logged).
+    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice('Bearer '.length) : (new URL(request.url ?? '/', 'http://slipway').searchParams.get('token') ?? undefined);
     // Hashes of equal length, compared in constant time: the token's length is not told either.
     if (presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)) return null;
     return { status: 401, message: `send the ${setting} configured on the gateway as "Authorization: Bearer <token>"` };

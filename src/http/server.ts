@@ -17,6 +17,8 @@ import type { ApiKeyRecord } from '../stores/key-store';
 import { Admission, type AdmissionLimits } from './admission';
 import { createFastPath, type Answer } from './fast-path';
 import { operatorAccess } from './operator-access';
+import type { DashboardFeed } from '../dashboard/dashboard-feed';
+import { registerDashboard } from '../dashboard/dashboard-routes';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse, retryHeaders } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext, type SubmissionOutcome } from './json-rpc-handler';
@@ -28,6 +30,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
+/** Paths without an API key: health for load balancers; the operator's pages have their own access (operator-access.ts). */
+const OPERATOR_PATHS = new Set(['/health', '/metrics', '/dashboard', '/dashboard/events']);
 
 export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError' | 'logSubmission'> {
   readonly authenticator: Authenticator;
@@ -39,6 +43,8 @@ export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError
   readonly idleTimeoutMs: number;
   /** Who may read /metrics besides clients on this machine (operator-access.ts); empty: no one. */
   readonly metricsToken: string;
+  /** The live dashboard's feed, and who may open it besides this machine. */
+  readonly dashboard?: { readonly feed: DashboardFeed; readonly token: string };
   /** Connections per client address, requests in progress, event-loop lateness (admission.ts). */
   readonly admission: AdmissionLimits;
 }
@@ -126,7 +132,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
 
   app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.url === '/health' || request.routeOptions.url === '/metrics' || request.routeOptions.url === undefined) return;
+    if (request.routeOptions.url === undefined || OPERATOR_PATHS.has(request.routeOptions.url)) return;
     const key =
       request.headers['x-api-key'] ??
       (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined) ??
@@ -231,6 +237,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     return reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
   });
 
+  if (options.dashboard !== undefined) registerDashboard(app, options.dashboard.feed, options.dashboard.token);
+
   // Alive and able to reach the network: 200 with the slot; alive but cut off from the reads upstream: 503 with why.
   app.get('/health', async (_request, reply) => {
     try {
@@ -243,7 +251,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({
       code: 404,
-      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles, GET /health and GET /metrics`,
+      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles, GET /health, GET /metrics and GET /dashboard`,
     });
   });
 

@@ -4,13 +4,14 @@
  * whatever store is behind it.
  */
 import type { Journal } from '../stores/journal';
-import { countState } from './metrics';
+import { countKeyTransactions, countState } from './metrics';
 
 export function countingJournal(journal: Journal): Journal {
   return {
     async record(submission) {
       const seq = await journal.record(submission);
       for (const tx of submission.transactions) countState(tx.state);
+      countKeyTransactions(submission.keyId, submission.transactions.length);
       return seq;
     },
     async update(changes) {

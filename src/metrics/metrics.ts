@@ -156,8 +156,8 @@ export const transactionStatesTotal = new client.Counter({
 
 export const landingSeconds = new client.Histogram({
   name: 'slipway_landing_seconds',
-  help: 'From the request to the slot it landed in (estimated from the slots between landing and the tracker seeing it), by kind (transaction, bundle).',
-  labelNames: ['kind'] as const,
+  help: 'From the request to the slot it landed in (estimated from the slots between landing and the tracker seeing it), by kind (transaction, bundle) and route (the upstreams it went to, joined by +).',
+  labelNames: ['kind', 'route'] as const,
   buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
 });
 
@@ -189,3 +189,21 @@ export function collectProcessMetrics(): void {
 }
 
 export const metricsRegistry = client.register;
+
+// Transactions accepted per API key (journaled), for usage against the key's limits.
+const keyTransactions = new Map<string, number>();
+
+/** Counts `count` transactions accepted from key `keyId`. */
+export const countKeyTransactions = (keyId: string, count: number): void => {
+  keyTransactions.set(keyId, (keyTransactions.get(keyId) ?? 0) + count);
+};
+
+export const keyTransactionsTotal = new client.Counter({
+  name: 'slipway_key_transactions_total',
+  help: 'Transactions accepted (journaled) per API key id.',
+  labelNames: ['key_id'] as const,
+  collect(this: client.Counter<'key_id'>) {
+    this.reset();
+    for (const [keyId, count] of keyTransactions) this.inc({ key_id: keyId }, count);
+  },
+});

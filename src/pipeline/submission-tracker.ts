@@ -53,6 +53,13 @@ export interface TrackedBundle {
   readonly submittedAt: number;
 }
 
+/** A landing the tracker saw, to be timed. */
+interface Landing {
+  readonly submittedAt: number;
+  readonly slot: number;
+  readonly route: readonly Upstream[];
+}
+
 export interface TrackerOptions {
   readonly journal: Journal;
   /** Where statuses and blockhash validity are asked. */
@@ -134,7 +141,7 @@ export class SubmissionTracker {
       this.transactions.delete(item.tx.signature);
     };
 
-    const landed: { submittedAt: number; slot: number }[] = [];
+    const landed: Landing[] = [];
     const items = [...this.transactions.values()];
     const unknown: TrackedTransaction[] = [];
     for (let i = 0; i < items.length; i += STATUS_BATCH) {
@@ -153,7 +160,7 @@ export class SubmissionTracker {
         else if (status.confirmationStatus === 'processed') return;
         else if (status.err === null) {
           finish(item, { state: 'landed', slot: status.slot });
-          landed.push({ submittedAt: item.submittedAt, slot: status.slot });
+          landed.push({ submittedAt: item.submittedAt, slot: status.slot, route: item.upstreams });
         }
         else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
       });
@@ -220,7 +227,7 @@ export class SubmissionTracker {
   }
 
   private async checkBundles(): Promise<void> {
-    const landed: { submittedAt: number; slot: number }[] = [];
+    const landed: Landing[] = [];
     const changes: StateChange[] = [];
     const finishedBundles: TrackedBundle[] = [];
     const all = [...this.bundles.values()];
@@ -241,7 +248,7 @@ export class SubmissionTracker {
         bundle.polls += 1;
         if (status.status === 'Landed') {
           members({ state: 'landed', slot: status.landedSlot });
-          if (status.landedSlot !== null) landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot });
+          if (status.landedSlot !== null) landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot, route: bundle.upstreams });
         }
         else if (status.status === 'Failed') members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
         else if (bundle.polls >= this.options.maxAttempts) members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
@@ -260,14 +267,13 @@ export class SubmissionTracker {
   }
 
   /** Request-to-landing times, each placed at its slot: the round sees a landing up to an interval late. */
-  private async observeLandings(kind: 'transaction' | 'bundle', landed: readonly { submittedAt: number; slot: number }[]): Promise<void> {
+  private async observeLandings(kind: 'transaction' | 'bundle', landed: readonly Landing[]): Promise<void> {
     if (landed.length === 0) return;
     const current = await this.options.reads.getSlot().catch(() => undefined);
     const now = Date.now();
-    const child = landingSeconds.labels({ kind });
-    for (const { submittedAt, slot } of landed) {
+    for (const { submittedAt, slot, route } of landed) {
       const sinceLanding = current === undefined ? 0 : Math.max(0, current - slot) * this.options.slotMs;
-      child.observe(Math.max(0, now - sinceLanding - submittedAt) / 1000);
+      landingSeconds.observe({ kind, route: route.map((u) => u.name).join('+') }, Math.max(0, now - sinceLanding - submittedAt) / 1000);
     }
   }
 

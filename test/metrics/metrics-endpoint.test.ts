@@ -61,10 +61,11 @@ describe('GET /metrics', () => {
     assert.equal(delta('slipway_refusals_total{kind="SIGNATURE_VERIFICATION_FAILURE"}'), 1);
     assert.equal(delta('slipway_transaction_states_total{state="forwarded"}'), 3);
     assert.equal(delta('slipway_transaction_states_total{state="landed"}'), 3);
-    assert.equal(delta('slipway_landing_seconds_count{kind="transaction"}'), 3);
-    assert.ok(delta('slipway_landing_seconds_sum{kind="transaction"}') >= 0);
+    assert.equal(delta('slipway_landing_seconds_count{kind="transaction",route="embedded"}'), 3);
+    assert.ok(delta('slipway_landing_seconds_sum{kind="transaction",route="embedded"}') >= 0);
     assert.equal(delta('slipway_upstream_sends_total{upstream="embedded",operation="transaction",outcome="ok"}'), 3);
     assert.equal(delta('slipway_upstream_send_seconds_count{upstream="embedded",operation="transaction"}'), 3);
+    assert.equal(delta(`slipway_key_transactions_total{key_id="${gw.app.initialKey!.id}"}`), 3);
     for (const series of ['slipway_tracked_transactions', 'slipway_rebroadcast_shed_total', 'slipway_protected_held_total', 'nodejs_eventloop_lag_seconds']) {
       assert.ok(after.has(series), `${series} is exposed`);
     }

@@ -1,0 +1,175 @@
+/**
+ * What the live dashboard shows, made once a second from the gateway's own metrics, journal
+ * and key store, and kept for the last five minutes so that a page opened now has its charts
+ * filled. Pages follow it over server-sent events (dashboard-routes.ts).
+ */
+import type { Metric } from 'prom-client';
+import { keyTransactionsTotal, landingSeconds, submissionsTotal, upstreamCircuitOpen, upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
+import { RoundLoop } from '../runtime/round-loop';
+import type { Journal, JournalEntry } from '../stores/journal';
+import type { ApiKeyRecord } from '../stores/key-store';
+
+const OPERATIONS = ['sendTransaction', 'submitBatch', 'sendBundle'] as const;
+const HISTORY_POINTS = 300;
+const LATEST = 15;
+
+/** One second of the charts. */
+export interface Point {
+  readonly at: number;
+  /** Requests per second by operation (every outcome). */
+  readonly requests: Record<string, number>;
+  /** Per route: landings that second, and their median time from request to landing (s). */
+  readonly landed: Record<string, { count: number; p50: number | null }>;
+}
+
+export interface Tables {
+  readonly latest: readonly LatestSubmission[];
+  readonly keys: readonly { id: string; name: string; tps: number | null; bundlesPerSecond: number | null; lastSecond: number; total: number }[];
+  readonly upstreams: readonly { name: string; ok: number; errors: number; p50Ms: number | null; openEndpoints: string[] }[];
+}
+
+export interface LatestSubmission {
+  readonly kind: JournalEntry['kind'];
+  readonly bundleId: string | null;
+  readonly keyId: string;
+  readonly antiMev: boolean;
+  readonly routes: readonly string[];
+  readonly receivedAt: number;
+  readonly transactions: readonly { signature: string; state: string; slot: number | null; reason: string | null; sends: number; lastHold: string | null }[];
+}
+
+export interface DashboardFeedOptions {
+  readonly journal: Journal;
+  readonly keys: () => Promise<ApiKeyRecord[]>;
+  readonly logError: (error: unknown, what: string) => void;
+}
+
+type Values = Awaited<ReturnType<Metric['get']>>['values'];
+
+export class DashboardFeed {
+  private readonly history: Point[] = [];
+  private tables: Tables = { latest: [], keys: [], upstreams: [] };
+  private readonly listeners = new Set<(point: Point, tables: Tables) => void>();
+  private previous: { requests: Values; landing: Values; keys: Values } | undefined;
+  private readonly loop: RoundLoop;
+
+  constructor(private readonly options: DashboardFeedOptions) {
+    this.loop = new RoundLoop(() => this.sample(), 1_000);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** The charts so far and the current tables; then `listener` each second until it unsubscribes. */
+  subscribe(listener: (point: Point, tables: Tables) => void): { history: Point[]; tables: Tables; unsubscribe: () => void } {
+    this.listeners.add(listener);
+    return { history: [...this.history], tables: this.tables, unsubscribe: () => this.listeners.delete(listener) };
+  }
+
+  /** Takes one second's figures (also callable by tests). */
+  async sample(): Promise<void> {
+    try {
+      const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys] = await Promise.all([
+        submissionsTotal.get(),
+        landingSeconds.get(),
+        keyTransactionsTotal.get(),
+        upstreamSendsTotal.get(),
+        upstreamSendSeconds.get(),
+        upstreamCircuitOpen.get(),
+        this.options.journal.list({ limit: LATEST }),
+        this.options.keys(),
+      ]);
+      const previous = this.previous ?? { requests: requests.values, landing: landing.values, keys: keyCounts.values };
+      this.previous = { requests: requests.values, landing: landing.values, keys: keyCounts.values };
+      const point: Point = {
+        at: Date.now(),
+        requests: Object.fromEntries(OPERATIONS.map((operation) => [operation, delta(requests.values, previous.requests, (l) => l.operation === operation)])),
+        landed: landedByRoute(landing.values, previous.landing),
+      };
+      this.history.push(point);
+      if (this.history.length > HISTORY_POINTS) this.history.shift();
+      this.tables = {
+        latest: entries.map(latestSubmission),
+        keys: keys
+          .filter((k) => k.revokedAt === null)
+          .map((k) => ({
+            id: k.id,
+            name: k.name,
+            tps: k.tps,
+            bundlesPerSecond: k.bundlesPerSecond,
+            lastSecond: delta(keyCounts.values, previous.keys, (l) => l.key_id === k.id),
+            total: sum(keyCounts.values, (l) => l.key_id === k.id),
+          })),
+        upstreams: [...new Set(sends.values.map((v) => String(v.labels.upstream)))].map((name) => ({
+          name,
+          ok: sum(sends.values, (l) => l.upstream === name && l.outcome === 'ok'),
+          errors: sum(sends.values, (l) => l.upstream === name && l.outcome === 'error'),
+          p50Ms: toMs(median(bucketsOf(sendSeconds.values, (l) => l.upstream === name))),
+          openEndpoints: circuits.values.filter((v) => v.labels.upstream === name && v.value === 1).map((v) => String(v.labels.endpoint)),
+        })),
+      };
+      for (const listener of this.listeners) listener(point, this.tables);
+    } catch (error) {
+      this.options.logError(error, 'the dashboard sample');
+    }
+  }
+}
+
+type Labels = Record<string, string | number>;
+const toMs = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
+const sum = (values: Values, match: (labels: Labels) => boolean) => values.filter((v) => match(v.labels as Labels)).reduce((n, v) => n + v.value, 0);
+const delta = (now: Values, before: Values, match: (labels: Labels) => boolean) => Math.max(0, sum(now, match) - sum(before, match));
+
+/** Cumulative bucket counts by bound, summed over the series `match` picks. */
+function bucketsOf(values: Values, match: (labels: Labels) => boolean, before: Values = []): { le: number; count: number }[] {
+  const bounds = new Map<number, number>();
+  const add = (list: Values, sign: number) => {
+    for (const v of list) {
+      const labels = v.labels as Labels;
+      if ((v as { metricName?: string }).metricName?.endsWith('_bucket') !== true || !match(labels)) continue;
+      const le = labels.le === '+Inf' ? Infinity : Number(labels.le);
+      bounds.set(le, (bounds.get(le) ?? 0) + sign * v.value);
+    }
+  };
+  add(values, 1);
+  add(before, -1);
+  return [...bounds].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
+}
+
+/** The median of cumulative buckets: the upper bound of the bucket that holds it (null when empty). */
+function median(buckets: { le: number; count: number }[]): number | null {
+  const total = buckets.at(-1)?.count ?? 0;
+  if (total <= 0) return null;
+  const bucket = buckets.find((b) => b.count >= total / 2)!;
+  return bucket.le === Infinity ? null : bucket.le;
+}
+
+function landedByRoute(now: Values, before: Values): Point['landed'] {
+  const routes = [...new Set(now.map((v) => String((v.labels as Labels).route)).filter((r) => r !== 'undefined'))];
+  return Object.fromEntries(
+    routes.map((route) => {
+      const buckets = bucketsOf(now, (l) => l.route === route, before);
+      return [route, { count: buckets.at(-1)?.count ?? 0, p50: median(buckets) }];
+    }),
+  );
+}
+
+function latestSubmission(entry: JournalEntry): LatestSubmission {
+  return {
+    kind: entry.kind,
+    bundleId: entry.bundleId,
+    keyId: entry.keyId,
+    antiMev: entry.antiMev,
+    routes: entry.routes,
+    receivedAt: entry.createdAt,
+    transactions: entry.transactions.map((tx) => {
+      const held = [...tx.sends].reverse().find((send) => send.heldReason !== null && send.heldReason !== undefined);
+      return { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: Math.max(tx.attempts, tx.sends.length), lastHold: held === undefined ? null : `held ${held.heldMs} ms: ${held.heldReason}` };
+    }),
+  };
+}
