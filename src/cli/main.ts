@@ -1,6 +1,7 @@
 /**
  * `bin/slipway`: the command line. Each subcommand lives in its own file.
  */
+import { runApiDocs } from './api-docs';
 import { runDemo } from './demo';
 import { runKeys } from './keys';
 import { runLedger } from './ledger';
@@ -29,6 +30,7 @@ Commands:
                                                   send signed transactions from files (raw bytes, or Base64 one
                                                   per line), wait until each is final, print each outcome
                                                   (exit 1 unless all landed; the key may be in $SLIPWAY_API_KEY)
+  api-docs [--out DIR]                            write the OpenAPI document and the JSON-RPC method table (default: docs/)
   demo                                            run the whole job end to end on a fresh embedded ledger
   ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
          [--fault MODE[:RATE]]
@@ -55,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
       return runStatus(rest);
     case 'send':
       return runSend(rest);
+    case 'api-docs':
+      return runApiDocs(rest);
     case undefined:
     case 'help':
     case '--help':
