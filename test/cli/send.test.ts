@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Keypair, type Connection } from '@solana/web3.js';
 import { makeDataDir } from '../helpers/gateway';
 import { runCli, startServer, type ServerProcess } from '../helpers/process';
+import { post } from '../helpers/rpc';
 import { balanceOf, connect, failingTransferTx, fundedKeypair, transferTx } from '../helpers/solana';
 
 let dir: string;
@@ -50,7 +51,7 @@ describe('bin/slipway send', () => {
     assert.deepEqual([await balanceOf(connection, bob.publicKey), await balanceOf(connection, carol.publicKey), await balanceOf(connection, dave.publicKey)], [1_000_000, 2_000_000, 3_000_000]);
   });
 
-  it('--batch and --bundle send the files together; --json prints each outcome as data', async () => {
+  it('--batch, --bundle and --anti-mev; --json prints each outcome as data', async () => {
     const alice = await fundedKeypair(connection);
     const batch = [write('b1.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000)), write('b2.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 2_000_000))];
     const batchRun = await runCli(['send', '--url', server.url, '--key', key, '--batch', '--json', ...batch]);
@@ -64,6 +65,14 @@ describe('bin/slipway send', () => {
     const bundleRun = await runCli(['send', '--url', server.url, '--key', key, '--bundle', '--json', bundle]);
     assert.equal(bundleRun.code, 0, bundleRun.stderr);
     assert.deepEqual((JSON.parse(bundleRun.stdout) as { state: string }[]).map((i) => i.state), ['landed', 'landed']);
+
+    const protectedFile = write('protected.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 5_000_000));
+    const protectedRun = await runCli(['send', '--url', server.url, '--key', key, '--anti-mev', '--json', protectedFile]);
+    assert.equal(protectedRun.code, 0, protectedRun.stderr);
+    const [sent] = JSON.parse(protectedRun.stdout) as { signature: string; state: string }[];
+    assert.equal(sent!.state, 'landed');
+    const journaled = (await post(server.url, { jsonrpc: '2.0', id: 1, method: 'getSubmission', params: [sent!.signature] }, { 'x-api-key': key })).body.result.value;
+    assert.equal(journaled.antiMev, true, 'sent with anti_mev=1');
   });
 
   it('says what became of each one that did not land, and exits 1', async () => {
