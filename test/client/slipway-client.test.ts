@@ -4,7 +4,7 @@
  * and retry on 429 that Retry-After asks for.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   AccountRole,
   address,
@@ -17,26 +17,21 @@ import {
   signTransactionMessageWithSigners,
   type Blockhash,
 } from '@solana/kit';
-import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
+import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { createSlipwayClient, SlipwayClientError } from '../../src/client';
 import { computeBundleId } from '../../src/pipeline/bundle-id';
 import { runCli } from '../helpers/process';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import { useGateway } from '../helpers/use-gateway';
 import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
 import { until } from '../helpers/until';
 
-let gw: TestGateway;
-let connection: Connection;
-before(async () => {
-  gw = await startTestGateway();
-  connection = connect(gw.url, gw.key);
-});
-after(() => gw.close());
+const ctx = useGateway();
 
 /** A @solana/kit transfer, signed with kit's own signer made from the same secret. */
 async function kitTransfer(from: Keypair, to: Keypair, lamports: bigint) {
   const signer = await createKeyPairSignerFromBytes(from.secretKey);
-  const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash();
+  const { blockhash, lastValidBlockHeight } = await ctx.connection.getLatestBlockhash();
   const data = new Uint8Array(12);
   new DataView(data.buffer).setUint32(0, 2, true); // SystemInstruction::Transfer
   new DataView(data.buffer).setBigUint64(4, lamports, true);
@@ -62,20 +57,20 @@ async function kitTransfer(from: Keypair, to: Keypair, lamports: bigint) {
 
 describe('createSlipwayClient', () => {
   it('sends bytes, Base64, web3.js Transaction and VersionedTransaction, and @solana/kit transactions; each lands', async () => {
-    const client = createSlipwayClient({ url: gw.url, apiKey: gw.key });
-    const alice = await fundedKeypair(connection);
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key });
+    const alice = await fundedKeypair(ctx.connection);
     const bobs = Array.from({ length: 5 }, () => Keypair.generate());
-    const legacy = await transferTx(connection, alice, bobs[0]!.publicKey, 1_000_000);
-    const { blockhash } = await connection.getLatestBlockhash();
+    const legacy = await transferTx(ctx.connection, alice, bobs[0]!.publicKey, 1_000_000);
+    const { blockhash } = await ctx.connection.getLatestBlockhash();
     const versioned = new VersionedTransaction(
       new TransactionMessage({ payerKey: alice.publicKey, recentBlockhash: blockhash, instructions: [SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bobs[3]!.publicKey, lamports: 4_000_000 })] }).compileToV0Message(),
     );
     versioned.sign([alice]);
-    const web3Legacy = Transaction.from(Buffer.from(await transferTx(connection, alice, bobs[2]!.publicKey, 3_000_000), 'base64'));
+    const web3Legacy = Transaction.from(Buffer.from(await transferTx(ctx.connection, alice, bobs[2]!.publicKey, 3_000_000), 'base64'));
 
     const signatures = [
       await client.sendTransaction(Buffer.from(legacy, 'base64')),
-      await client.sendTransaction(await transferTx(connection, alice, bobs[1]!.publicKey, 2_000_000)),
+      await client.sendTransaction(await transferTx(ctx.connection, alice, bobs[1]!.publicKey, 2_000_000)),
       await client.sendTransaction(web3Legacy),
       await client.sendTransaction(versioned),
       await client.sendTransaction(await kitTransfer(alice, bobs[4]!, 5_000_000n)),
@@ -83,13 +78,13 @@ describe('createSlipwayClient', () => {
     for (const signature of signatures) assert.match(signature, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
     const statuses = await until(() => client.getStatuses(signatures), (all) => all.every((s) => s?.state === 'landed'));
     assert.deepEqual(statuses.map((s) => s!.kind), ['transaction', 'transaction', 'transaction', 'transaction', 'transaction']);
-    for (const [i, bob] of bobs.entries()) assert.equal(await balanceOf(connection, bob.publicKey), (i + 1) * 1_000_000);
+    for (const [i, bob] of bobs.entries()) assert.equal(await balanceOf(ctx.connection, bob.publicKey), (i + 1) * 1_000_000);
   });
 
   it('submitBatch answers the signatures in order', async () => {
-    const client = createSlipwayClient({ url: gw.url, apiKey: gw.key });
-    const alice = await fundedKeypair(connection);
-    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key });
+    const alice = await fundedKeypair(ctx.connection);
+    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
     const signatures = await client.submitBatch(txs);
     assert.equal(signatures.length, 3);
     assert.deepEqual((await client.getStatuses(signatures)).map((s) => s!.kind), ['batch member', 'batch member', 'batch member']);
@@ -99,7 +94,7 @@ describe('createSlipwayClient', () => {
     const bySignatures = await startTestGateway({ bundleResult: 'signatures' });
     try {
       const results = [];
-      for (const target of [gw, bySignatures]) {
+      for (const target of [ctx.gw, bySignatures]) {
         const c = connect(target.url, target.key);
         const alice = await fundedKeypair(c);
         const txs = await Promise.all([1, 2].map((i) => transferTx(c, alice, Keypair.generate().publicKey, i * 1_000_000)));
@@ -109,16 +104,16 @@ describe('createSlipwayClient', () => {
         assert.equal(signatures.length, 2);
         assert.equal(bundleId, computeBundleId(signatures));
       }
-      assert.equal((await createSlipwayClient({ url: gw.url, apiKey: gw.key }).getStatuses([results[0]!.bundleId]))[0]!.kind, 'bundle');
+      assert.equal((await createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key }).getStatuses([results[0]!.bundleId]))[0]!.kind, 'bundle');
     } finally {
       await bySignatures.close();
     }
   });
 
   it('refusals are SlipwayClientError with the server\'s code, message and request id', async () => {
-    const client = createSlipwayClient({ url: gw.url, apiKey: gw.key });
-    const alice = await fundedKeypair(connection);
-    const damaged = Buffer.from(await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), 'base64');
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key });
+    const alice = await fundedKeypair(ctx.connection);
+    const damaged = Buffer.from(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000), 'base64');
     damaged[5] = damaged[5]! ^ 0xff; // inside the signature
     await assert.rejects(client.sendTransaction(damaged), (error: unknown) => {
       assert.ok(error instanceof SlipwayClientError);
@@ -130,18 +125,18 @@ describe('createSlipwayClient', () => {
       return true;
     });
     await assert.rejects(client.submitBatch(['not base64!']), (error: unknown) => error instanceof SlipwayClientError && error.code === -32602 && error.httpStatus === 400);
-    await assert.rejects(createSlipwayClient({ url: gw.url, apiKey: 'slw_nope' }).sendTransaction('AAAA'), (error: unknown) => error instanceof SlipwayClientError && error.code === -32098 && error.httpStatus === 401);
+    await assert.rejects(createSlipwayClient({ url: ctx.gw.url, apiKey: 'slw_nope' }).sendTransaction('AAAA'), (error: unknown) => error instanceof SlipwayClientError && error.code === -32098 && error.httpStatus === 401);
   });
 
   it('over a rate limit it waits as Retry-After says and sends again; with retries off it throws -32097', async () => {
-    const created = await runCli(['keys', 'create', '--name', 'slow', '--tps', '1', '--data-dir', gw.dataDir]);
+    const created = await runCli(['keys', 'create', '--name', 'slow', '--tps', '1', '--data-dir', ctx.gw.dataDir]);
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
-    await until(async () => (await fetch(gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' })).status, (s) => s === 200);
-    const alice = await fundedKeypair(connection);
-    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
+    await until(async () => (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' })).status, (s) => s === 200);
+    const alice = await fundedKeypair(ctx.connection);
+    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
 
-    const impatient = createSlipwayClient({ url: gw.url, apiKey: key, maxRetries: 0 });
+    const impatient = createSlipwayClient({ url: ctx.gw.url, apiKey: key, maxRetries: 0 });
     await impatient.sendTransaction(txs[0]!);
     await assert.rejects(impatient.sendTransaction(txs[1]!), (error: unknown) => {
       assert.ok(error instanceof SlipwayClientError);
@@ -156,7 +151,7 @@ describe('createSlipwayClient', () => {
       if (response.status === 429) refusedOnce += 1;
       return response;
     };
-    const patient = createSlipwayClient({ url: gw.url, apiKey: key, fetch: counting });
+    const patient = createSlipwayClient({ url: ctx.gw.url, apiKey: key, fetch: counting });
     const signature = await patient.sendTransaction(txs[2]!);
     assert.match(signature, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
     assert.ok(refusedOnce >= 1, 'it was refused first, waited and was taken');

@@ -4,11 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { after, before, describe, it } from 'node:test';
-import { Keypair, type Connection } from '@solana/web3.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { describe, it } from 'node:test';
+import { Keypair } from '@solana/web3.js';
+import { startTestGateway } from '../helpers/gateway';
+import { useGateway } from '../helpers/use-gateway';
 import { rpc, submitBatch } from '../helpers/rpc';
-import { connect, fundedKeypair, transferTx } from '../helpers/solana';
+import { fundedKeypair, transferTx } from '../helpers/solana';
 import { until } from '../helpers/until';
 
 /** The samples of a Prometheus text exposition, by series (`name{labels}`). */
@@ -26,30 +27,24 @@ async function scrape(url: string, headers: Record<string, string> = {}): Promis
 }
 
 describe('GET /metrics', () => {
-  let gw: TestGateway;
-  let connection: Connection;
-  before(async () => {
-    gw = await startTestGateway();
-    connection = connect(gw.url, gw.key);
-  });
-  after(() => gw.close());
+  const ctx = useGateway();
 
   it('counts submissions by operation and outcome, refusals by error kind, states, landing times, upstream sends and the event loop', async () => {
-    const alice = await fundedKeypair(connection);
-    const before = await scrape(gw.url);
+    const alice = await fundedKeypair(ctx.connection);
+    const before = await scrape(ctx.gw.url);
 
-    const good = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000);
-    assert.equal(typeof (await rpc(gw.url, gw.key, 'sendTransaction', [good, { encoding: 'base64' }])).body.result, 'string');
-    const damaged = Buffer.from(await transferTx(connection, alice, Keypair.generate().publicKey, 2_000_000), 'base64');
+    const good = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
+    assert.equal(typeof (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [good, { encoding: 'base64' }])).body.result, 'string');
+    const damaged = Buffer.from(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 2_000_000), 'base64');
     damaged[5] = damaged[5]! ^ 0xff; // inside the signature
-    assert.equal((await rpc(gw.url, gw.key, 'sendTransaction', [damaged.toString('base64'), { encoding: 'base64' }])).body.error.code, -32003);
-    const batch = await submitBatch(gw.url, gw.key, [await transferTx(connection, alice, Keypair.generate().publicKey, 3_000_000), await transferTx(connection, alice, Keypair.generate().publicKey, 4_000_000)]);
+    assert.equal((await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [damaged.toString('base64'), { encoding: 'base64' }])).body.error.code, -32003);
+    const batch = await submitBatch(ctx.gw.url, ctx.gw.key, [await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 3_000_000), await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 4_000_000)]);
     assert.equal(batch.body.code, 1);
     // Landed once confirmed: a tracking round or two after the send.
     const after = await until(
       async () => {
-        await gw.app.tracker.runRound();
-        return scrape(gw.url);
+        await ctx.gw.app.tracker.runRound();
+        return scrape(ctx.gw.url);
       },
       (now) => (now.get('slipway_transaction_states_total{state="landed"}') ?? 0) - (before.get('slipway_transaction_states_total{state="landed"}') ?? 0) >= 3,
     );
@@ -65,14 +60,14 @@ describe('GET /metrics', () => {
     assert.ok(delta('slipway_landing_seconds_sum{kind="transaction",route="embedded"}') >= 0);
     assert.equal(delta('slipway_upstream_sends_total{upstream="embedded",operation="transaction",outcome="ok"}'), 3);
     assert.equal(delta('slipway_upstream_send_seconds_count{upstream="embedded",operation="transaction"}'), 3);
-    assert.equal(delta(`slipway_key_transactions_total{key_id="${gw.app.initialKey!.id}"}`), 3);
+    assert.equal(delta(`slipway_key_transactions_total{key_id="${ctx.gw.app.initialKey!.id}"}`), 3);
     for (const series of ['slipway_tracked_transactions', 'slipway_rebroadcast_shed_total', 'slipway_protected_held_total', 'nodejs_eventloop_lag_seconds']) {
       assert.ok(after.has(series), `${series} is exposed`);
     }
   });
 
   it('needs no API key (it is the operator\'s, not a client\'s)', async () => {
-    const response = await fetch(`${gw.url}/metrics`);
+    const response = await fetch(`${ctx.gw.url}/metrics`);
     assert.equal(response.status, 200);
   });
 });
