@@ -31,6 +31,7 @@ export function table(r: BenchResults): string {
   row('ceiling (bare node:http)', ceiling.load);
   row('sendTransaction, everything on', slipway.sendTransaction, slipway.sendTransaction.rps);
   row('sendTransaction, verification off', slipway.sendTransactionNoVerify, slipway.sendTransactionNoVerify.rps);
+  if (slipway.sendTransactionLogInfo !== undefined) row('sendTransaction, logging at info', slipway.sendTransactionLogInfo, slipway.sendTransactionLogInfo.rps);
   row('/submit-batch, 5 transactions', slipway.submitBatch, slipway.submitBatch.tps);
   row('sendBundle, 5 transactions', slipway.sendBundle, slipway.sendBundle.tps);
   row('sendTransaction, embedded ledger (e2e)', slipway.embeddedLedger, slipway.embeddedLedger.rps);

@@ -93,6 +93,8 @@ export interface BenchResults {
   readonly slipway: {
     sendTransaction: LoadResult;
     sendTransactionNoVerify: LoadResult;
+    /** The same as sendTransaction, at the default log level (info): the runs above log at warn. */
+    sendTransactionLogInfo?: LoadResult;
     submitBatch: LoadResult & { tps: number };
     sendBundle: LoadResult & { tps: number };
     fixedRate: LatencyResult;
@@ -106,7 +108,7 @@ export interface BenchResults {
 }
 
 let step = 0;
-const STEPS = MODE === 'soak' ? 9 : 8;
+const STEPS = MODE === 'soak' ? 10 : 9;
 let spinner: NodeJS.Timeout | undefined;
 function progress(what: string, seconds?: number, advance = true): void {
   if (spinner) clearInterval(spinner);
@@ -231,6 +233,14 @@ async function main(): Promise<void> {
     );
     unverified.done();
 
+    // The runs above log at warn; a deployment's default is info, a line per submission.
+    const logged = made(forLoad(0.6));
+    progress('Slipway sendTransaction at log level info (a log line per submission)', LOAD_S);
+    const loggedAtInfo = await withServer(sink('log-info', ['--log-level', 'info']), (server) =>
+      measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', logged.next), durationS: LOAD_S, connections: CONNECTIONS }),
+    );
+    logged.done();
+
     const embeddedLedger = await withServer(
       () => startSlipway(path.join(work, 'embedded'), []),
       async (server) => {
@@ -276,6 +286,7 @@ async function main(): Promise<void> {
       slipway: {
         sendTransaction: verified.sendTransaction,
         sendTransactionNoVerify: noVerify,
+        sendTransactionLogInfo: loggedAtInfo,
         submitBatch: { ...verified.batch, tps: verified.batch.rps * 5 },
         sendBundle: { ...verified.bundle, tps: verified.bundle.rps * 5 },
         fixedRate,
@@ -287,6 +298,7 @@ async function main(): Promise<void> {
       ratios: {
         sendTransaction_vs_ceiling_rps: verified.sendTransaction.rps / ceiling.load.rps,
         sendTransaction_noverify_vs_ceiling_rps: noVerify.rps / ceiling.load.rps,
+        sendTransaction_loginfo_vs_logwarn_rps: loggedAtInfo.rps / verified.sendTransaction.rps,
         submitBatch_tps_vs_ceiling_rps: (verified.batch.rps * 5) / ceiling.load.rps,
         sendBundle_tps_vs_ceiling_rps: (verified.bundle.rps * 5) / ceiling.load.rps,
         p99_vs_ceiling_at_fixed_rate: fixedRate.p99 / ceiling.fixedRate.p99,
