@@ -5,6 +5,7 @@
  */
 import type { Metric } from 'prom-client';
 import { keyTransactionsTotal, landingSeconds, submissionsTotal, upstreamCircuitOpen, upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
+import { histogramQuantile } from '../metrics/prometheus-text';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, JournalEntry } from '../stores/journal';
 import type { ApiKeyRecord } from '../stores/key-store';
@@ -141,13 +142,8 @@ function bucketsOf(values: Values, match: (labels: Labels) => boolean, before: V
   return [...bounds].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
 }
 
-/** The median of cumulative buckets: the upper bound of the bucket that holds it (null when empty). */
-function median(buckets: { le: number; count: number }[]): number | null {
-  const total = buckets.at(-1)?.count ?? 0;
-  if (total <= 0) return null;
-  const bucket = buckets.find((b) => b.count >= total / 2)!;
-  return bucket.le === Infinity ? null : bucket.le;
-}
+/** The median of cumulative buckets, interpolated as Prometheus does (null when empty). */
+const median = (buckets: { le: number; count: number }[]): number | null => histogramQuantile(0.5, buckets) ?? null;
 
 function landedByRoute(now: Values, before: Values): Point['landed'] {
   const routes = [...new Set(now.map((v) => String((v.labels as Labels).route)).filter((r) => r !== 'undefined'))];

@@ -75,7 +75,7 @@ function render(tables) {
   document.getElementById('keys').innerHTML = tables.keys.map((k) =>
     '<tr data-key="' + esc(k.id) + '"><td><code>' + esc(k.id) + '</code></td><td>' + esc(k.name) + '</td><td>' + k.lastSecond + ' tx/s</td><td>' + (k.tps ?? 'none') + '</td><td>' + (k.bundlesPerSecond ?? 'none') + '</td><td>' + k.total + '</td></tr>').join('');
   document.getElementById('upstreams').innerHTML = tables.upstreams.length === 0 ? '<tr><td colspan="5" class="empty">nothing sent yet</td></tr>' : tables.upstreams.map((u) =>
-    '<tr data-upstream="' + esc(u.name) + '"><td>' + esc(u.name) + '</td><td>' + u.ok + '</td><td>' + u.errors + '</td><td>' + (u.p50Ms === null ? '—' : '≤ ' + u.p50Ms + ' ms') + '</td><td>' +
+    '<tr data-upstream="' + esc(u.name) + '"><td>' + esc(u.name) + '</td><td>' + u.ok + '</td><td>' + u.errors + '</td><td>' + (u.p50Ms === null ? '—' : u.p50Ms.toFixed(u.p50Ms < 10 ? 2 : 0) + ' ms') + '</td><td>' +
     (u.openEndpoints.length === 0 ? '<span class="landed">in rotation</span>' : '<span class="failed">out of rotation: ' + esc(u.openEndpoints.join(', ')) + '</span>') + '</td></tr>').join('');
 }
 

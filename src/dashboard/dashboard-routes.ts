@@ -5,27 +5,23 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { operatorAccess } from '../http/operator-access';
+import { operatorGuard } from '../http/operator-access';
 import type { DashboardFeed } from './dashboard-feed';
 import { DASHBOARD_PAGE } from './dashboard-page';
 
 export function registerDashboard(app: FastifyInstance, feed: DashboardFeed, token: string): void {
-  const access = operatorAccess('dashboardToken', token);
+  const guard = operatorGuard('dashboardToken', token);
   const streams = new Set<ServerResponse>();
   // Event streams never end by themselves: end them, or closing the server would wait for ever.
   app.addHook('preClose', async () => {
     for (const stream of streams) stream.end();
   });
 
-  app.get('/dashboard', async (request, reply) => {
-    const refused = access(request.raw);
-    if (refused !== null) return reply.code(refused.status).send({ code: refused.status, message: refused.message });
+  app.get('/dashboard', { onRequest: guard }, async (_request, reply) => {
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(DASHBOARD_PAGE);
   });
 
-  app.get('/dashboard/events', async (request, reply) => {
-    const refused = access(request.raw);
-    if (refused !== null) return reply.code(refused.status).send({ code: refused.status, message: refused.message });
+  app.get('/dashboard/events', { onRequest: guard }, async (_request, reply) => {
     reply.hijack();
     const stream = reply.raw;
     stream.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

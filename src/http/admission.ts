@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { shedTotal } from '../metrics/metrics';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
+import { OPERATOR_PATHS } from './operator-access';
 
 export interface AdmissionLimits {
   /** Open connections per client address; 0: no limit. */
@@ -29,9 +30,6 @@ export interface AdmissionLimits {
   /** How late the event loop may run, in ms, before new requests are shed; 0: not watched. */
   readonly maxEventLoopDelayMs: number;
 }
-
-/** Never shed nor counted in flight: the health check and the operator's pages. */
-const UNCOUNTED = new Set(['/health', '/metrics', '/dashboard', '/dashboard/events']);
 
 /** How often the event loop's lateness is sampled. */
 const SAMPLE_MS = 20;
@@ -106,7 +104,7 @@ export class Admission {
     }
     // Health checks and metrics scrapes are what an operator needs most while it sheds.
     // (The dashboard's event stream stays open: counted in flight it would take a place for good.)
-    if (request.method === 'GET' && UNCOUNTED.has(request.url?.split('?')[0] ?? '') && !this.shuttingDown) return null;
+    if (request.method === 'GET' && OPERATOR_PATHS.has(request.url?.split('?')[0] ?? '') && !this.shuttingDown) return null;
     const why = this.overloaded();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });

@@ -38,6 +38,16 @@ export interface FastPathOptions {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Writes an answer on node:http: its JSON (none for 204) and headers. */
+export function writeAnswer(response: ServerResponse, { status, payload, headers }: Answer): void {
+  if (payload === undefined) {
+    response.writeHead(status, headers).end();
+    return;
+  }
+  const json = JSON.stringify(payload);
+  response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) }).end(json);
+}
+
 /** Serves the request and returns true, or returns false (having read nothing) to leave it to Fastify. */
 export function createFastPath({ authenticator, bodyLimit, routes, failed }: FastPathOptions) {
   const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
@@ -61,13 +71,8 @@ export function createFastPath({ authenticator, bodyLimit, routes, failed }: Fas
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       routes[path](parseJsonBody(text), key, false, requestIdOf(request))
         .catch((error: unknown) => failed(path, error))
-        .then(({ status, payload, headers }) => {
-          if (payload === undefined) {
-            response.writeHead(status, headers).end();
-          } else {
-            const json = JSON.stringify(payload);
-            response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) }).end(json);
-          }
+        .then((answer) => {
+          writeAnswer(response, answer);
           durations[path].observe(Number(process.hrtime.bigint() - started) / 1e9);
         });
     });

@@ -5,6 +5,13 @@
  */
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Paths without an API key: the health check (for load balancers) and the operator's pages
+ * (with the access below). They are never shed nor counted as requests in flight (admission.ts).
+ */
+export const OPERATOR_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics', '/dashboard', '/dashboard/events']);
 
 export interface Refusal {
   readonly status: 401 | 403;
@@ -32,4 +39,13 @@ export function operatorAccess(setting: string, token: string): (request: Incomi
 function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/** The access above as a route's `onRequest` hook: refused requests get `{code, message}` with 401 or 403. */
+export function operatorGuard(setting: string, token: string) {
+  const access = operatorAccess(setting, token);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const refused = access(request.raw);
+    if (refused !== null) return reply.code(refused.status).send({ code: refused.status, message: refused.message });
+  };
 }

@@ -15,8 +15,8 @@ import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { Admission, type AdmissionLimits } from './admission';
-import { createFastPath, type Answer } from './fast-path';
-import { operatorAccess } from './operator-access';
+import { createFastPath, writeAnswer, type Answer } from './fast-path';
+import { OPERATOR_PATHS, operatorGuard } from './operator-access';
 import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { registerDashboard } from '../dashboard/dashboard-routes';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
@@ -30,8 +30,6 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
-/** Paths without an API key: health for load balancers; the operator's pages have their own access (operator-access.ts). */
-const OPERATOR_PATHS = new Set(['/health', '/metrics', '/dashboard', '/dashboard/events']);
 
 export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError' | 'logSubmission'> {
   readonly authenticator: Authenticator;
@@ -230,12 +228,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.post('/submit-batch', async (request, reply) => send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), request.id)));
 
   // Prometheus's text format, for the operator (operator-access.ts says who may read it).
-  const metricsAccess = operatorAccess('metricsToken', options.metricsToken);
-  app.get('/metrics', async (request, reply) => {
-    const refused = metricsAccess(request.raw);
-    if (refused !== null) return reply.code(refused.status).send({ code: refused.status, message: refused.message });
-    return reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
-  });
+  app.get('/metrics', { onRequest: operatorGuard('metricsToken', options.metricsToken) }, async (_request, reply) =>
+    reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
+  );
 
   if (options.dashboard !== undefined) registerDashboard(app, options.dashboard.feed, options.dashboard.token);
 
@@ -284,15 +279,8 @@ function refusal(path: string | undefined, error: SlipwayError): Answer {
 
 /** A refusal on arrival, in the path's shape, written before the body is read (Node discards it). */
 function answerAtOnce(request: IncomingMessage, response: ServerResponse, error: SlipwayError, closeConnection: boolean): void {
-  const { status, payload, headers } = refusal(request.url?.split('?')[0], error);
-  const json = JSON.stringify(payload);
-  response.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(json),
-    ...(closeConnection ? { connection: 'close' } : {}),
-  });
-  response.end(json);
+  const answer = refusal(request.url?.split('?')[0], error);
+  writeAnswer(response, closeConnection ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
 }
 
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
