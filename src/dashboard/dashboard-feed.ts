@@ -1,7 +1,9 @@
 /**
  * What the live dashboard shows, made once a second from the gateway's own metrics, journal
- * and key store, and kept for the last five minutes so that a page opened now has its charts
- * filled. Pages follow it over server-sent events (dashboard-routes.ts).
+ * and key store, the charts kept for the last five minutes so that a page opened now has
+ * them filled. The journal and the keys are read only while a page is open (their tables
+ * come with the next second's update). Pages follow it over server-sent events
+ * (dashboard-routes.ts).
  */
 import type { Metric } from 'prom-client';
 import { keyTransactionsTotal, landingSeconds, submissionsTotal, upstreamCircuitOpen, upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
@@ -75,6 +77,8 @@ export class DashboardFeed {
   /** Takes one second's figures (also callable by tests). */
   async sample(): Promise<void> {
     try {
+      // The charts' figures always (they are in memory); the tables' stores only while a page watches.
+      const watched = this.listeners.size > 0;
       const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys] = await Promise.all([
         submissionsTotal.get(),
         landingSeconds.get(),
@@ -82,8 +86,8 @@ export class DashboardFeed {
         upstreamSendsTotal.get(),
         upstreamSendSeconds.get(),
         upstreamCircuitOpen.get(),
-        this.options.journal.list({ limit: LATEST }),
-        this.options.keys(),
+        watched ? this.options.journal.list({ limit: LATEST }) : [],
+        watched ? this.options.keys() : [],
       ]);
       const previous = this.previous ?? { requests: requests.values, landing: landing.values, keys: keyCounts.values };
       this.previous = { requests: requests.values, landing: landing.values, keys: keyCounts.values };
