@@ -1,5 +1,6 @@
 /** Starts the servers the benchmark measures, each in its own process, and waits until they listen. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -9,14 +10,23 @@ export interface ServerProcess {
   readonly url: string;
   readonly key: string | undefined;
   readonly pid: number;
+  /** Resolves when the process exits, with how it ended (a server that aborts ends with a signal). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last of what it wrote to stderr. */
+  stderr(): string;
+  /** SIGTERM, then resolves once the process has exited. */
   stop(): Promise<void>;
 }
 
-function waitForListening(child: ChildProcess, what: string): Promise<{ url: string; key: string | undefined }> {
+/** A process's resident set, from /proc. */
+export function rssMiB(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function waitForListening(child: ChildProcess, what: string, errors: string[]): Promise<{ url: string; key: string | undefined }> {
   return new Promise((resolve, reject) => {
     let key: string | undefined;
-    const errors: string[] = [];
-    child.stderr?.on('data', (chunk: Buffer) => errors.push(chunk.toString()));
     child.on('exit', (code) => reject(new Error(`${what} exited with ${code}: ${errors.join('')}`)));
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       const trimmed = line.trim();
@@ -28,17 +38,26 @@ function waitForListening(child: ChildProcess, what: string): Promise<{ url: str
 }
 
 async function start(command: string, args: string[], what: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, ...env } });
-  const { url, key } = await waitForListening(child, what);
+  // bin/slipway runs the `node` on PATH: make it this one, so that both ends run one Node.js.
+  const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, PATH, ...env } });
+  const errors: string[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => {
+    errors.push(chunk.toString());
+    if (errors.length > 256) errors.shift();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const { url, key } = await waitForListening(child, what, errors);
   return {
     url,
     key,
     pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    exited,
+    stderr: () => errors.join(''),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 

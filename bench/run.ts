@@ -20,7 +20,7 @@ import bs58 from 'bs58';
 import { measureCostParts, type CostPart } from './cost-parts';
 import { runLoad, type LoadResult } from './load';
 import { createLatencyRecorder, openLoopPool, runOpenLoop, summarize, type LatencyResult } from './open-loop';
-import { startCeiling, startSlipway, type ServerProcess } from './processes';
+import { rssMiB, startCeiling, startSlipway, type ServerProcess } from './processes';
 import { writeReport } from './report';
 import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
@@ -145,11 +145,6 @@ function bodies(kind: 'sendTransaction' | 'submitBatch' | 'sendBundle', next: ()
     case 'sendBundle':
       return () => JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'sendBundle', params: [[next(), next(), next(), next(), next()], { encoding: 'base64' }] });
   }
-}
-
-function rssMiB(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 async function withServer<T>(start: () => Promise<ServerProcess>, run: (server: ServerProcess) => Promise<T>): Promise<T> {

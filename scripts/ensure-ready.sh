@@ -1,11 +1,16 @@
 #!/bin/sh
 # Installs dependencies on a fresh clone and (re)builds when the sources are newer
 # than the build, so that `bin/slipway` and `npm test` each work as the first command.
+# One node_modules serves every supported Node.js: the native modules are Node-API builds,
+# but for Node 20's SQLite driver (better-sqlite3-node20), built from source for one Node
+# ABI at a time and rebuilt here when another Node 20 runs the tree.
 set -e
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+runtime=$(node -p 'process.versions.node + " " + process.versions.modules' 2>/dev/null) || runtime=
+sh scripts/check-node.sh "${runtime%% *}"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "slipway: installing dependencies (npm ci; native modules build from source, about a minute)..." >&2
+  echo "slipway: installing dependencies (npm ci; on Node 20 the SQLite driver builds from source, about a minute)..." >&2
   npm ci --no-audit --no-fund >&2
 fi
 stamp=dist/src/cli/main.js
@@ -13,4 +18,16 @@ if [ ! -f "$stamp" ] || [ -n "$(find src test bench tsconfig.json -newer "$stamp
   echo "slipway: compiling TypeScript..." >&2
   npx --no-install tsc -p tsconfig.json >&2
   touch "$stamp"
+fi
+checked=node_modules/.slipway-driver-checked
+if [ "$(cat "$checked" 2>/dev/null)" != "$runtime" ]; then
+  load="require('./dist/src/stores/sqlite-binding')"
+  if ! node -e "$load" 2>/dev/null; then
+    if [ "${runtime%%.*}" = 20 ]; then
+      echo "slipway: building the SQLite driver for Node.js ${runtime%% *} (npm rebuild better-sqlite3-node20, about a minute)..." >&2
+      npm rebuild better-sqlite3-node20 >&2 || true
+    fi
+    node -e "$load" >/dev/null # says what is wrong and stops, when it still does not load
+  fi
+  echo "$runtime" > "$checked"
 fi

@@ -9,9 +9,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import Database from './sqlite-binding';
 
-export type SqliteDatabase = Database.Database;
+export type SqliteDatabase = BetterSqlite3.Database;
 
 export interface SqliteOptions {
   readonly synchronous?: 'NORMAL' | 'FULL';

@@ -16,8 +16,8 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>;
 }
 
-export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(SLIPWAY, ['serve', '--port', '0', '--data-dir', dataDir, '--slot-ms', '50'], {
+export async function startServer(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<ServerProcess> {
+  const child = spawn(SLIPWAY, ['serve', '--port', '0', '--data-dir', dataDir, '--slot-ms', '50', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
