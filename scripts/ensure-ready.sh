@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 runtime=$(node -p 'process.versions.node + " " + process.versions.modules' 2>/dev/null) || runtime=
 sh scripts/check-node.sh "${runtime%% *}"
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "slipway: installing dependencies (npm ci; on Node 20 the SQLite driver builds from source, about a minute)..." >&2
   npm ci --no-audit --no-fund >&2
 fi

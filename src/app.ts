@@ -12,6 +12,7 @@ import type { SlipwayConfig } from './config';
 import { dataPaths } from './config';
 import type { UpstreamConfig } from './config-file';
 import { createHttpServer } from './http/server';
+import { Admission } from './http/admission';
 import { SubscriptionServer } from './http/subscriptions';
 import { LocalLedger } from './ledger/local-ledger';
 import { replayJournal } from './ledger/recover-ledger';
@@ -162,6 +163,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const verifier = !config.verifySignatures ? null : config.verifyThreads > 0 ? createAdaptiveVerifier(createWorkerVerifier(config.verifyThreads, config.verifySpinUs / 1000), load) : inlineVerifier;
   const validator = createTransactionValidator(recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keyStore.list(), logError });
+  // One admission for every listener: connections per address are counted across the ports.
+  const admission = new Admission({ maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs });
   const server = createHttpServer({
     authenticator,
     pipeline,
@@ -176,7 +179,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     idleTimeoutMs: config.idleTimeoutMs,
     metricsToken: config.metricsToken,
     dashboard: { feed: dashboard, token: config.dashboardToken },
-    admission: { maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs },
+    admission,
   });
   const adopt = (entries: readonly JournalEntry[]) => follow(entries, router, tracker, holds);
   const { leases } = journal;
@@ -224,11 +227,21 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const subscriptions = new SubscriptionServer({
     authenticator,
     router,
+    admission,
     pollIntervalMs: network.subscriptionPollMs,
+    limits: {
+      perConnection: config.maxSubscriptionsPerConnection,
+      perKey: config.maxSubscriptionsPerKey,
+      total: config.maxSubscriptions,
+      idleMs: config.idleTimeoutMs,
+      pingMs: config.webSocketPingMs,
+    },
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
     logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
   });
   subscriptions.attach(server.server);
-  const pubsub = await listenPubsub(subscriptions, config.host, port + 1, (message) => server.log.warn(message));
+  const pubsub = await subscriptions.listenBeside(config.host, port + 1, (message) => server.log.warn(message));
 
   let closing: Promise<void> | undefined;
   return {
@@ -264,24 +277,6 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
       return closing;
     },
   };
-}
-
-/** A second listener on port + 1 for WebSocket subscriptions; a taken port is reported, not fatal. */
-async function listenPubsub(subscriptions: SubscriptionServer, host: string, port: number, warn: (message: string) => void): Promise<http.Server | undefined> {
-  const server = http.createServer((_request, response) => {
-    response.writeHead(426, { 'content-type': 'text/plain' }).end('this port serves WebSocket subscriptions only\n');
-  });
-  subscriptions.attach(server);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => resolve());
-    });
-    return server;
-  } catch (error) {
-    warn(`WebSocket subscriptions are served on the main port only: port ${port} is not available (${(error as Error).message})`);
-    return undefined;
-  }
 }
 
 /**

@@ -66,6 +66,10 @@ const fileSchema = z.strictObject({
   maxConnectionsPerClient: z.number().int().optional(),
   maxInFlightRequests: z.number().int().optional(),
   maxEventLoopDelayMs: z.number().int().optional(),
+  maxSubscriptionsPerConnection: z.number().int().optional(),
+  maxSubscriptionsPerKey: z.number().int().optional(),
+  maxSubscriptions: z.number().int().optional(),
+  webSocketPingMs: z.number().int().optional(),
   metricsToken: z.string().optional(),
   dashboardToken: z.string().optional(),
   upstreams: z.record(name, upstreamSchema).optional(),
@@ -130,7 +134,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
 >;
 
 export interface ConfigFile {

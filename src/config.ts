@@ -76,6 +76,14 @@ export interface SlipwayConfig {
   readonly maxInFlightRequests: number;
   /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
   readonly maxEventLoopDelayMs: number;
+  /** WebSocket subscriptions one connection may hold. */
+  readonly maxSubscriptionsPerConnection: number;
+  /** …one API key over all its connections. */
+  readonly maxSubscriptionsPerKey: number;
+  /** …the whole gateway. */
+  readonly maxSubscriptions: number;
+  /** WebSocket pings go out this often; a socket that did not answer the last one is closed. */
+  readonly webSocketPingMs: number;
   /** Who may read /metrics from another machine (`Authorization: Bearer …`); empty: this machine only. */
   readonly metricsToken: string;
   /** Who may open /dashboard from another machine (bearer token or ?token=); empty: this machine only. */
@@ -117,6 +125,10 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
   maxEventLoopDelayMs: 250,
+  maxSubscriptionsPerConnection: 1_000,
+  maxSubscriptionsPerKey: 10_000,
+  maxSubscriptions: 100_000,
+  webSocketPingMs: 30_000,
   metricsToken: '',
   dashboardToken: '',
 };
@@ -152,6 +164,10 @@ const ENV: Record<keyof ScalarSettings, string> = {
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
+  maxSubscriptionsPerConnection: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
+  maxSubscriptionsPerKey: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_KEY',
+  maxSubscriptions: 'SLIPWAY_MAX_SUBSCRIPTIONS',
+  webSocketPingMs: 'SLIPWAY_WEBSOCKET_PING_MS',
   metricsToken: 'SLIPWAY_METRICS_TOKEN',
   dashboardToken: 'SLIPWAY_DASHBOARD_TOKEN',
 };
@@ -222,6 +238,10 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
+    maxSubscriptionsPerConnection: integer('maxSubscriptionsPerConnection', 1, 1_000_000),
+    maxSubscriptionsPerKey: integer('maxSubscriptionsPerKey', 1, 10_000_000),
+    maxSubscriptions: integer('maxSubscriptions', 1, 10_000_000),
+    webSocketPingMs: integer('webSocketPingMs', 100, 3_600_000),
     metricsToken: pick('metricsToken') ?? DEFAULT_CONFIG.metricsToken,
     dashboardToken: pick('dashboardToken') ?? DEFAULT_CONFIG.dashboardToken,
     network,

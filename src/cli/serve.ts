@@ -45,6 +45,7 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const upstreams = Object.entries(config.network.upstreams).map(([name, u]) => (name === u.type ? name : `${name} (${u.type})`));
   process.stdout.write(`slipway: listening on ${app.url} (upstreams: ${upstreams.join(', ')}; data dir: ${config.dataDir})\n`);
+  if (app.pubsubUrl !== undefined) process.stdout.write(`slipway: WebSocket subscriptions also on ${app.pubsubUrl}, where Solana clients look by default\n`);
   if (config.upstream === 'sink') process.stderr.write('slipway: WARNING: --upstream sink drops every transaction it accepts (a benchmarking aid)\n');
   if (!config.verifySignatures) process.stderr.write('slipway: signature verification is off (--verify-signatures false): only behind a trusted verifier\n');
 

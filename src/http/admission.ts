@@ -115,6 +115,21 @@ export class Admission {
     return null;
   }
 
+  /**
+   * Admits a WebSocket upgrade, or says why not, with the HTTP status to answer. An upgraded
+   * connection is not counted in flight (it stays open); its address's connections are.
+   */
+  admitUpgrade(request: IncomingMessage): { status: number; error: SlipwayError } | null {
+    if (this.overLimit.has(request.socket)) {
+      shedTotal.inc({ reason: 'connections' });
+      return { status: 429, error: slipwayError('TOO_MANY_CONNECTIONS', `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient)`) };
+    }
+    const why = this.overloaded();
+    if (why === null) return null;
+    shedTotal.inc({ reason: why.reason });
+    return { status: 503, error: slipwayError('SERVICE_UNAVAILABLE', why.message) };
+  }
+
   private overloaded(): { reason: string; message: string } | null {
     if (this.shuttingDown) return { reason: 'shutting_down', message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment' };
     const { maxInFlight, maxEventLoopDelayMs } = this.limits;

@@ -14,7 +14,7 @@ import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
-import { Admission, type AdmissionLimits } from './admission';
+import type { Admission } from './admission';
 import { createFastPath, writeAnswer, type Answer } from './fast-path';
 import { OPERATOR_PATHS, operatorGuard } from './operator-access';
 import type { DashboardFeed } from '../dashboard/dashboard-feed';
@@ -43,8 +43,8 @@ export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError
   readonly metricsToken: string;
   /** The live dashboard's feed, and who may open it besides this machine. */
   readonly dashboard?: { readonly feed: DashboardFeed; readonly token: string };
-  /** Connections per client address, requests in progress, event-loop lateness (admission.ts). */
-  readonly admission: AdmissionLimits;
+  /** Connections per client address, requests in progress, event-loop lateness (admission.ts); shared with the WebSocket listeners. */
+  readonly admission: Admission;
 }
 
 /** Log lines are written when this much has gathered (or at the next flush). */
@@ -116,7 +116,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
   let fast: ReturnType<typeof createFastPath> | undefined;
   // Refusals on arrival (over capacity, too many connections, shutting down), before Fastify or the fast path.
-  const admission = new Admission(options.admission);
+  const { admission } = options;
   app.addHook('preClose', async () => admission.close());
   app.addHook('onClose', async () => {
     clearInterval(logFlusher);
