@@ -51,17 +51,17 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   await server.stop();
   const how = await server.exited;
   if (how.code !== 0) process.stderr.write(server.stderr().slice(-4000));
-  const minute = (m: number) => median(rss.slice((m - 1) * 60, m * 60));
-  const lastMinutes = Math.max(1, Math.floor(rss.length / 60));
+  const minutes = Array.from({ length: Math.floor(rss.length / 60) }, (_, m) => round(median(rss.slice(m * 60, (m + 1) * 60))));
   return {
     ended: [how],
     abortedUnderLoad,
     seconds: round(seconds),
     rps: Math.round(tally.requests / seconds),
-    // Memory: the median resident set of the first, second and last full minutes, and the
-    // growth from the second minute (caches and windows filled) to the last.
-    rssMiB: { firstMinute: round(minute(1)), secondMinute: round(minute(2)), lastMinute: round(minute(lastMinutes)), max: round(Math.max(...rss)) },
-    rssGrowthAfterMinute2: round(minute(lastMinutes) - minute(2)),
+    // Memory: the median resident set of each minute, and the growth from the third minute
+    // (the 120 s duplicate window has filled) to the last.
+    rssMedianPerMinuteMiB: minutes,
+    rssMaxMiB: round(Math.max(...rss)),
+    rssGrowthAfterMinute3MiB: minutes.length >= 3 ? round(minutes.at(-1)! - minutes[2]!) : null,
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
 }
