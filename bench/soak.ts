@@ -51,7 +51,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   await server.stop();
   const how = await server.exited;
   if (how.code !== 0) process.stderr.write(server.stderr().slice(-4000));
-  const minutes = Array.from({ length: Math.floor(rss.length / 60) }, (_, m) => round(median(rss.slice(m * 60, (m + 1) * 60))));
+  const perMinute = Array.from({ length: Math.floor(rss.length / 60) }, (_, m) => round(median(rss.slice(m * 60, (m + 1) * 60))));
   return {
     ended: [how],
     abortedUnderLoad,
@@ -59,9 +59,9 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     rps: Math.round(tally.requests / seconds),
     // Memory: the median resident set of each minute, and the growth from the third minute
     // (the 120 s duplicate window has filled) to the last.
-    rssMedianPerMinuteMiB: minutes,
+    rssMedianPerMinuteMiB: perMinute,
     rssMaxMiB: round(Math.max(...rss)),
-    rssGrowthAfterMinute3MiB: minutes.length >= 3 ? round(minutes.at(-1)! - minutes[2]!) : null,
+    rssGrowthAfterMinute3MiB: perMinute.length >= 3 ? round(perMinute.at(-1)! - perMinute[2]!) : null,
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
 }
