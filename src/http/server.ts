@@ -22,6 +22,7 @@ import { registerDashboard } from '../dashboard/dashboard-routes';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse, retryHeaders } from './json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext, type SubmissionOutcome } from './json-rpc-handler';
+import { createHealthProbe } from './health-probe';
 import { assignRequestId, requestIdOf } from './request-id';
 import { parseSubmitBatchParams } from './submission-params';
 
@@ -235,12 +236,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   if (options.dashboard !== undefined) registerDashboard(app, options.dashboard.feed, options.dashboard.token);
 
   // Alive and able to reach the network: 200 with the slot; alive but cut off from the reads upstream: 503 with why.
+  const health = createHealthProbe(() => options.router.getSlot());
   app.get('/health', async (_request, reply) => {
-    try {
-      return { status: 'ok', slot: await options.router.getSlot() };
-    } catch (error) {
-      return reply.code(503).send({ status: 'unavailable', message: `the reads upstream cannot be reached: ${error instanceof Error ? error.message : String(error)}` });
-    }
+    const now = await health();
+    return now.ok ? { status: 'ok', slot: now.slot } : reply.code(503).send({ status: 'unavailable', message: now.reason });
   });
 
   app.setNotFoundHandler((request, reply) => {
