@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parsePrometheusText } from '../src/metrics/prometheus-text';
 import { lostAcknowledgements, newTally, sendAcknowledged, type LoadTally } from './acknowledged-load';
 import { rssMiB, startSlipway } from './processes';
 import { newSigner, transferFactory } from './signed-transactions';
@@ -33,6 +34,18 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void server.exited.then((how) => (ended = how));
   const rss: number[] = [];
+  // The JavaScript heap in use and memory held outside it (native, buffers), from the
+  // gateway's own /metrics every 10 s: which of the two a growing resident set comes from.
+  const heap: { usedMiB: number; externalMiB: number }[] = [];
+  const heapSampler = setInterval(() => {
+    void fetch(`${server.url}/metrics`)
+      .then((answer) => answer.text())
+      .then((text) => {
+        const value = (name: string) => (parsePrometheusText(text).find((sample) => sample.name === name)?.value ?? 0) / 2 ** 20;
+        heap.push({ usedMiB: round(value('nodejs_heap_size_used_bytes')), externalMiB: round(value('nodejs_external_memory_bytes')) });
+      })
+      .catch(() => {});
+  }, 10_000);
   const startedAt = Date.now();
   const until = startedAt + minutes * 60_000;
   let lastRequests = 0;
@@ -46,6 +59,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   }, 1000);
   await sendAcknowledged({ url: server.url, key: server.key!, connections: CONNECTIONS, nextTransaction: transfers(), done: () => Date.now() > until || ended !== undefined }, tally);
   clearInterval(sampler);
+  clearInterval(heapSampler);
   const seconds = (Date.now() - startedAt) / 1000;
   const abortedUnderLoad = ended !== undefined;
   await server.stop();
@@ -62,6 +76,8 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     rssMedianPerMinuteMiB: perMinute,
     rssMaxMiB: round(Math.max(...rss)),
     rssGrowthAfterMinute3MiB: perMinute.length >= 3 ? round(perMinute.at(-1)! - perMinute[2]!) : null,
+    heapUsedMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) => median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.usedMiB))),
+    externalMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) => median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.externalMiB))),
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
 }
