@@ -13,6 +13,7 @@ import { dataPaths } from './config';
 import type { UpstreamConfig } from './config-file';
 import { createHttpServer } from './http/server';
 import { Admission } from './http/admission';
+import { isLocalUpstream, readMethodPolicy } from './http/read-methods';
 import { SubscriptionServer } from './http/subscriptions';
 import { LocalLedger } from './ledger/local-ledger';
 import { replayJournal } from './ledger/recover-ledger';
@@ -72,16 +73,16 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-function createUpstream(name: string, config: UpstreamConfig, timeoutMs: number, ledger: () => LocalLedger): Upstream {
+function createUpstream(name: string, config: UpstreamConfig, limits: { timeoutMs: number; maxAnswerBytes: number }, ledger: () => LocalLedger): Upstream {
   switch (config.type) {
     case 'embedded':
       return createEmbeddedLedgerUpstream(ledger(), name);
     case 'rpc':
-      return createSolanaRpcUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs });
+      return createSolanaRpcUpstream({ name, urls: config.urls, protected: config.protected, ...limits });
     case 'sink':
       return createSinkUpstream(name);
     case 'jito':
-      return createJitoUpstream({ name, urls: config.urls, protected: config.protected, timeoutMs, minTipLamports: config.minTipLamports, requireTip: config.requireTip });
+      return createJitoUpstream({ name, urls: config.urls, protected: config.protected, ...limits, minTipLamports: config.minTipLamports, requireTip: config.requireTip });
   }
 }
 
@@ -113,7 +114,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, paths.ledger));
   const upstreams = new Map<string, Upstream>();
   for (const [name, upstreamConfig] of Object.entries(network.upstreams)) {
-    upstreams.set(name, instrumentedUpstream(createUpstream(name, upstreamConfig, network.requestTimeoutMs, openLedger)));
+    upstreams.set(name, instrumentedUpstream(createUpstream(name, upstreamConfig, { timeoutMs: network.requestTimeoutMs, maxAnswerBytes: network.maxUpstreamAnswerBytes }, openLedger)));
   }
   const replay = ledger === undefined ? { lastSeq: await journal.lastSeq(), replayed: 0 } : await replayJournal(ledger, journal);
 
@@ -173,6 +174,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     statusView,
     refusals,
     bundleResult: config.bundleResult,
+    readAllowed: readMethodPolicy(config.readMethods, isLocalUpstream(network.upstreams[network.routes.reads]!)),
     logLevel: config.logLevel,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,

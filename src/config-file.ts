@@ -66,6 +66,8 @@ const fileSchema = z.strictObject({
   maxConnectionsPerClient: z.number().int().optional(),
   maxInFlightRequests: z.number().int().optional(),
   maxEventLoopDelayMs: z.number().int().optional(),
+  /** Read methods forwarded to the reads upstream (replacing the default list), or ["*"]. */
+  readMethods: z.array(z.string()).optional(),
   maxSubscriptionsPerConnection: z.number().int().optional(),
   maxSubscriptionsPerKey: z.number().int().optional(),
   maxSubscriptions: z.number().int().optional(),
@@ -84,6 +86,8 @@ const fileSchema = z.strictObject({
     .partial()
     .optional(),
   requestTimeoutMs: z.number().int().min(50).max(60_000).default(2_000),
+  /** Upstream answers larger than this are refused (reads are not an open proxy: docs/API.md). */
+  maxUpstreamAnswerBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304),
   /** How often statuses are checked for WebSocket subscriptions (one request for all of them). */
   subscriptionPollMs: z.number().int().min(10).max(10_000).default(200),
   rebroadcast: z
@@ -111,6 +115,7 @@ export interface NetworkConfig {
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   readonly routes: RoutesConfig;
   readonly requestTimeoutMs: number;
+  readonly maxUpstreamAnswerBytes: number;
   readonly subscriptionPollMs: number;
   readonly rebroadcast: { readonly intervalMs: number; readonly maxAttempts: number; readonly queueCapacity: number };
 }
@@ -120,6 +125,7 @@ export const SINK_NETWORK: NetworkConfig = {
   upstreams: { sink: { type: 'sink' } },
   routes: { sendTransaction: ['sink'], submitBatch: ['sink'], sendBundle: ['sink'], antiMev: ['sink'], reads: 'sink' },
   requestTimeoutMs: 2_000,
+  maxUpstreamAnswerBytes: 4_194_304,
   subscriptionPollMs: 200,
   rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
 };
@@ -129,12 +135,13 @@ export const DEFAULT_NETWORK: NetworkConfig = {
   upstreams: { embedded: { type: 'embedded' } },
   routes: { sendTransaction: ['embedded'], submitBatch: ['embedded'], sendBundle: ['embedded'], antiMev: ['embedded'], reads: 'embedded' },
   requestTimeoutMs: 2_000,
+  maxUpstreamAnswerBytes: 4_194_304,
   subscriptionPollMs: 200,
   rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxEventLoopDelayMs' | 'readMethods' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
 >;
 
 export interface ConfigFile {
@@ -159,9 +166,10 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, subscriptionPollMs, rebroadcast, ledgerLeaders, ledgerSandwichers, ...scalars } = parsed.data;
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, maxUpstreamAnswerBytes, subscriptionPollMs, rebroadcast, ledgerLeaders, ledgerSandwichers, readMethods, ...scalars } = parsed.data;
   const settings: FileSettings = {
     ...scalars,
+    ...(readMethods === undefined ? {} : { readMethods: readMethods.join(',') }),
     ...(ledgerLeaders === undefined ? {} : { ledgerLeaders: ledgerLeaders.join(',') }),
     ...(ledgerSandwichers === undefined ? {} : { ledgerSandwichers: ledgerSandwichers.join(',') }),
   };
@@ -202,5 +210,5 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
   if (embedded.length > 0 && used.size > embedded.length) {
     fail('routes', 'the embedded ledger cannot be combined with network upstreams: they are different ledgers');
   }
-  return { settings, network: { upstreams, routes, requestTimeoutMs, subscriptionPollMs, rebroadcast } };
+  return { settings, network: { upstreams, routes, requestTimeoutMs, maxUpstreamAnswerBytes, subscriptionPollMs, rebroadcast } };
 }

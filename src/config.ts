@@ -76,6 +76,8 @@ export interface SlipwayConfig {
   readonly maxInFlightRequests: number;
   /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
   readonly maxEventLoopDelayMs: number;
+  /** Read methods forwarded to the reads upstream; empty: the default list (http/read-methods.ts); `*`: all. */
+  readonly readMethods: readonly string[];
   /** WebSocket subscriptions one connection may hold. */
   readonly maxSubscriptionsPerConnection: number;
   /** …one API key over all its connections. */
@@ -125,6 +127,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
   maxEventLoopDelayMs: 250,
+  readMethods: [],
   maxSubscriptionsPerConnection: 1_000,
   maxSubscriptionsPerKey: 10_000,
   maxSubscriptions: 100_000,
@@ -164,6 +167,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
+  readMethods: 'SLIPWAY_READ_METHODS',
   maxSubscriptionsPerConnection: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
   maxSubscriptionsPerKey: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_KEY',
   maxSubscriptions: 'SLIPWAY_MAX_SUBSCRIPTIONS',
@@ -238,6 +242,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
+    readMethods: methodList(pick('readMethods')),
     maxSubscriptionsPerConnection: integer('maxSubscriptionsPerConnection', 1, 1_000_000),
     maxSubscriptionsPerKey: integer('maxSubscriptionsPerKey', 1, 10_000_000),
     maxSubscriptions: integer('maxSubscriptions', 1, 10_000_000),
@@ -250,6 +255,14 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
 
 /** The items of a comma-separated setting (none when unset or blank). */
 const commaList = (raw: string | undefined): string[] => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((item) => item.trim()));
+
+/** The readMethods setting: method names (letters and digits), or `*`. */
+function methodList(raw: string | undefined): readonly string[] {
+  const methods = commaList(raw);
+  const bad = methods.find((method) => method !== '*' && !/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(method));
+  if (bad !== undefined) throw new Error(`readMethods: ${JSON.stringify(bad.slice(0, 64))} is not a method name (env ${ENV.readMethods}, a comma-separated list, or *)`);
+  return methods;
+}
 
 /** A service's URL, checked now so that a typo stops start-up with its reason. */
 function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string | undefined, protocols: readonly string[], example: string): string {

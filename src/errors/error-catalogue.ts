@@ -3,7 +3,7 @@
  *
  * Each entry fixes the JSON-RPC code, the HTTP status and the metric label of one kind of
  * refusal. Codes reuse Agave's JSON-RPC codes where a Solana node has the same error, so
- * Solana clients decode Slipway's errors natively; Slipway's own codes sit in -32090..-32099.
+ * Solana clients decode Slipway's errors natively; Slipway's own codes sit in -32080..-32099.
  * Codes are never renumbered: clients match on them. `/submit-batch` reports the same
  * numeric codes in its `{code, message}` body (success there is `code: 1`).
  */
@@ -39,6 +39,10 @@ export const ERROR_CATALOGUE = {
   TOO_MANY_CONNECTIONS: { code: -32096, http: 429, batchHttp: 429 },
   /** Over the key's rate limit (Jito's code): nothing was submitted; Retry-After says when it fits. */
   RATE_LIMITED: { code: -32097, http: 429, batchHttp: 429 },
+  /** An upstream's answer is larger than maxUpstreamAnswerBytes: the read asked for too much; nothing was answered. */
+  ANSWER_TOO_LARGE: { code: -32089, http: 200, batchHttp: 502 },
+  /** A read method this gateway does not forward (readMethods). */
+  READ_NOT_SERVED: { code: -32601, http: 200, batchHttp: 400 },
   /** No, unknown or revoked API key. */
   UNAUTHORIZED: { code: -32098, http: 401, batchHttp: 401 },
   /** The key is valid but lacks the permission the operation needs. */

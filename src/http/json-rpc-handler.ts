@@ -13,6 +13,7 @@ import type { StatusView } from '../pipeline/status-view';
 import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
+import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, errorReply, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
 import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
 
@@ -45,6 +46,8 @@ export interface JsonRpcHandlerOptions {
   readonly refusals: RecentRefusals;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
   readonly bundleResult: 'id' | 'signatures';
+  /** Whether a read method is forwarded (read-methods.ts); the refusal names the setting. */
+  readonly readAllowed: (method: string) => boolean;
   /** Where unexpected failures go; the client only learns that the request failed. */
   readonly logError: (error: unknown, method: string) => void;
   readonly logSubmission: (outcome: SubmissionOutcome) => void;
@@ -53,7 +56,7 @@ export interface JsonRpcHandlerOptions {
 /** Status methods answered from the journal plus the upstreams. */
 const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission']);
 
-export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, logError, logSubmission }: JsonRpcHandlerOptions) {
+export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, readAllowed, logError, logSubmission }: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
     const { key } = context;
     const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond };
@@ -102,10 +105,17 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
               : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses' | 'getInflightBundleStatuses'](params);
           return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
         }
+        if (!readAllowed(method)) {
+          return errorReply(
+            id,
+            slipwayError('READ_NOT_SERVED', `Method not found: ${describeMethod(method)} is not served by this gateway, which forwards the reads a client needs to build, send and confirm transactions (the readMethods setting lists them; docs/API.md)`),
+          );
+        }
         let answer: Awaited<ReturnType<typeof router.call>>;
         try {
           answer = await router.call(method, params);
         } catch (error) {
+          if (error instanceof AnswerTooLargeError) return errorReply(id, slipwayError('ANSWER_TOO_LARGE', error.message));
           // Every node failed (the reason names each): the client is told, as for a send.
           return errorReply(id, slipwayError('UPSTREAM_UNAVAILABLE', `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`));
         }

@@ -18,6 +18,8 @@ const LEADERS_AHEAD = 256;
 const DEFAULT_SLOT_MS = 400;
 /** Polls kept to measure the slot time. */
 const SLOT_SAMPLES = 16;
+/** The operator's own nodes answering the gateway's own questions: a leader schedule runs to megabytes. */
+const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 /** The measured slot time is taken this much shorter (see slotTime). */
 const SLOT_TIME_MARGIN = 0.75;
 
@@ -31,7 +33,7 @@ export interface RpcLeaderTrackerOptions {
 }
 
 export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): LeaderTracker {
-  const client = new JsonRpcClient({ name: 'leader-schedule', urls: options.urls, timeoutMs: options.timeoutMs });
+  const client = new JsonRpcClient({ name: 'leader-schedule', urls: options.urls, timeoutMs: options.timeoutMs, maxAnswerBytes: MAX_ANSWER_BYTES });
   const pollMs = options.pollMs ?? 200;
   const staleMs = options.staleMs ?? 2_000;
   let slot: number | undefined;

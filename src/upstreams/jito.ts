@@ -22,12 +22,13 @@ export interface JitoUpstreamConfig {
   readonly urls: readonly string[];
   readonly protected: boolean;
   readonly timeoutMs: number;
+  readonly maxAnswerBytes: number;
   readonly minTipLamports: number;
   readonly requireTip: boolean;
 }
 
 export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs });
+  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes });
   let tipAccounts: { accounts: Set<string>; fetchedAt: number } | undefined;
 
   async function currentTipAccounts(): Promise<Set<string>> {

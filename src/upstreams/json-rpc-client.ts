@@ -24,6 +24,16 @@ const NODE_FAULT_CODES = new Set([-32005, -32603, -32097]);
 
 export type JsonRpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
+/**
+ * An answer larger than the client's limit: the request asked for too much (a node that
+ * answers it is healthy), so it is neither failed over nor counted against the endpoint.
+ */
+export class AnswerTooLargeError extends Error {
+  constructor(readonly method: string, readonly limitBytes: number) {
+    super(`the answer to ${method} is larger than ${limitBytes} bytes (maxUpstreamAnswerBytes): ask for less (fewer accounts, a dataSlice, a narrower filter)`);
+  }
+}
+
 /** An endpoint could not be used: the reason says why, in words an operator can act on. */
 export class EndpointError extends Error {
   constructor(readonly endpoint: string, reason: string) {
@@ -79,6 +89,8 @@ export interface JsonRpcClientOptions {
   readonly name: string;
   readonly urls: readonly string[];
   readonly timeoutMs: number;
+  /** Answers larger than this are refused unread (AnswerTooLargeError). */
+  readonly maxAnswerBytes: number;
   readonly breakerCooldownMs?: number;
 }
 
@@ -104,6 +116,7 @@ export class JsonRpcClient {
       try {
         return await this.callEndpoint(endpoint, method, params, path);
       } catch (error) {
+        if (error instanceof AnswerTooLargeError) throw error; // every node would answer the same
         reasons.push(error instanceof Error ? error.message : String(error));
       }
     }
@@ -142,7 +155,7 @@ export class JsonRpcClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
       status = response.statusCode;
-      const text = await response.body.text();
+      const text = await readCapped(response.body, this.options.maxAnswerBytes, method);
       if (response.statusCode >= 300) throw new EndpointError(endpoint.label, `HTTP ${response.statusCode}`);
       const answer = parseAnswer(text);
       if (answer === undefined) throw new EndpointError(endpoint.label, `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`);
@@ -152,12 +165,31 @@ export class JsonRpcClient {
       endpoint.succeeded();
       return answer;
     } catch (error) {
+      if (error instanceof AnswerTooLargeError) {
+        endpoint.succeeded();
+        throw error;
+      }
       endpoint.failed();
       if (error instanceof EndpointError) throw error;
       const reason = describeTransportError(error, timeoutMs);
       throw new EndpointError(endpoint.label, status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`);
     }
   }
+}
+
+/** The body as text, or AnswerTooLargeError as soon as it passes `limit` bytes (the rest is not read). */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number, method: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new AnswerTooLargeError(method, limit);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 function joinPath(base: string, extra: string | undefined): string {

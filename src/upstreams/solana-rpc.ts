@@ -13,6 +13,7 @@ export interface SolanaRpcUpstreamConfig {
   readonly urls: readonly string[];
   readonly protected: boolean;
   readonly timeoutMs: number;
+  readonly maxAnswerBytes: number;
 }
 
 /** The value of a JSON-RPC answer, or an error that says which call the node refused and why. */
@@ -22,7 +23,7 @@ export function resultOf<T>(answer: JsonRpcAnswer, method: string): T {
 }
 
 export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs });
+  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes });
   return {
     name: config.name,
     kind: 'rpc',

@@ -18,7 +18,7 @@ const slotCalls = (node: number) => cluster.nodes[node]!.calls.filter((c) => c.m
 
 describe('JSON-RPC client over several endpoints', () => {
   it('fails over, opens the circuit after 3 failures, and sends to the endpoint again after the cooldown', async () => {
-    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 200, breakerCooldownMs: 300 });
+    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 200, maxAnswerBytes: 1_000_000, breakerCooldownMs: 300 });
     try {
       cluster.nodes[0]!.fault('error');
       assert.equal(typeof ((await client.call('getSlot', [])) as { result: number }).result, 'number', 'fails over to the healthy endpoint');
@@ -40,7 +40,7 @@ describe('JSON-RPC client over several endpoints', () => {
   });
 
   it('bounds every call by the timeout and names what went wrong on each endpoint', async () => {
-    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 150 });
+    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 150, maxAnswerBytes: 1_000_000 });
     try {
       cluster.nodes[0]!.fault('hang');
       cluster.nodes[1]!.fault('refuse');
@@ -57,7 +57,7 @@ describe('JSON-RPC client over several endpoints', () => {
   });
 
   it('treats a JSON-RPC error as an answer, not a fault', async () => {
-    const client = new JsonRpcClient({ name: 'breaker-test', urls: [cluster.nodes[0]!.url], timeoutMs: 500 });
+    const client = new JsonRpcClient({ name: 'breaker-test', urls: [cluster.nodes[0]!.url], timeoutMs: 500, maxAnswerBytes: 1_000_000 });
     try {
       const answer = await client.call('noSuchMethod', []);
       assert.deepEqual(answer, { error: { code: -32601, message: 'Method not found: noSuchMethod' } });
