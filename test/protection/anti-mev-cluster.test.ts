@@ -233,6 +233,11 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
         return answer.body.result as string;
       };
 
+      // First the tracker must know the schedule (a protected transaction goes out), so that
+      // what follows tests a schedule gone stale, not one never learned (a busy machine is slow to start).
+      const first = await sendTx(transfer(3_000_000), true);
+      for (let i = 0; i < 400 && (await exposureOn(first)) === null; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.notEqual(await exposureOn(first), null, 'the tracker learned the schedule');
       split.nodes[0]!.fault('error');
       // The tracker's knowledge goes stale after 2 s without an answer.
       await new Promise((resolve) => setTimeout(resolve, 2_300));
