@@ -49,6 +49,8 @@ describe('reads through the gateway', () => {
     const [slot, refused] = (await response.json()) as any[];
     assert.equal(typeof slot.result, 'number');
     assert.equal(refused.error.code, -32601);
+    assert.match(refused.error.message, /is not served by this gateway.*readMethods/);
+    assert.equal(forwarded('getProgramAccounts'), 0);
   });
 
   it('requestAirdrop is forwarded to a local cluster, and refused in front of a remote node', () => {
