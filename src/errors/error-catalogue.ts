@@ -7,6 +7,8 @@
  * Codes are never renumbered: clients match on them. `/submit-batch` reports the same
  * numeric codes in its `{code, message}` body (success there is `code: 1`).
  */
+import { clip } from './client-text';
+
 export const ERROR_CATALOGUE = {
   PARSE_ERROR: { code: -32700, http: 200, batchHttp: 400 },
   INVALID_REQUEST: { code: -32600, http: 200, batchHttp: 400 },
@@ -59,8 +61,13 @@ export interface SlipwayError {
 }
 
 /** Builds a refusal of the given kind; the message must tell the user what to change. */
+/** The longest message a refusal carries (and a log line or kept refusal repeats). */
+const MAX_MESSAGE_CHARS = 1_000;
+
 export function slipwayError(kind: ErrorKind, message: string, data?: unknown): SlipwayError {
-  return data === undefined ? { kind, message } : { kind, message, data };
+  // Messages quote clients and upstreams (client-text.ts cuts what it quotes); this bounds the rest.
+  const text = clip(message, MAX_MESSAGE_CHARS);
+  return data === undefined ? { kind, message: text } : { kind, message: text, data };
 }
 
 /** The JSON-RPC error object a client receives for a refusal. */

@@ -4,6 +4,7 @@
  * answered; HTTP 204 when nothing is left to answer). Used by the gateway and by the
  * standalone ledger node.
  */
+import { clip } from '../errors/client-text';
 import type { SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError, toJsonRpcError } from '../errors/error-catalogue';
 import { refusalsTotal } from '../metrics/metrics';
@@ -49,7 +50,7 @@ export function errorReply(id: JsonRpcId, error: SlipwayError): RpcReply {
 }
 
 /** Method names from clients end up in messages; keep them short. */
-export const describeMethod = (method: string) => (method.length > 64 ? `${method.slice(0, 64)}…` : method);
+export const describeMethod = (method: string) => clip(method);
 
 export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError: (error: unknown, method: string) => void) {
   /** One request object; `body` is undefined for a notification. */

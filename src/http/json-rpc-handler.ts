@@ -100,9 +100,9 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
       default: {
         if (STATUS_METHODS.has(method)) {
           const answer =
-            method === 'getSubmissionStatuses' || method === 'getSubmission'
+            method === 'getSubmissionStatuses' || method === 'getSubmission' || method === 'getInflightBundleStatuses'
               ? await statusView[method](params, context.key.id)
-              : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses' | 'getInflightBundleStatuses'](params);
+              : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses'](params);
           return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
         }
         if (!readAllowed(method)) {

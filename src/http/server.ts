@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import pino from 'pino';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
+import { clip } from '../errors/client-text';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
@@ -245,7 +246,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({
       code: 404,
-      message: `no route for ${request.method} ${request.url.split('?')[0]}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles, GET /health, GET /metrics and GET /dashboard`,
+      message: `no route for ${clip(request.method, 16)} ${clip(request.url.split('?')[0]!)}; Slipway serves POST /, POST /submit-batch, POST /api/v1/transactions, POST /api/v1/bundles, GET /health, GET /metrics and GET /dashboard`,
     });
   });
 
@@ -257,7 +258,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       status === 413
         ? `the request body is larger than ${BODY_LIMIT_BYTES} bytes`
         : status < 500
-          ? `bad request: ${error.message}`
+          ? `bad request: ${clip(error.message, 200)}`
           : 'Internal error: the request could not be completed';
     return refuse(request, reply, slipwayError(kind, message));
   });

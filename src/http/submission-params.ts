@@ -2,6 +2,7 @@
  * Parses the params of the three submission operations into typed values, once, at the
  * edge. Every refusal names the field and says what it must be.
  */
+import { quote } from '../errors/client-text';
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import type { SendOptions } from '../upstreams/upstream';
@@ -79,7 +80,7 @@ function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
     return invalid(
       config.encoding === undefined
         ? 'params[1].encoding is required and must be "base64"'
-        : `params[1].encoding must be "base64" (got ${JSON.stringify(config.encoding)})`,
+        : `params[1].encoding must be "base64" (got ${quote(config.encoding)})`,
     );
   }
   return ok(config);

@@ -3,11 +3,19 @@
  * `getSubmissionStatuses` can say why a signature a client holds never went anywhere
  * ("refused at validation: …"). In memory and bounded: refusals are never journaled, so a
  * flood of garbage cannot fill the disk.
+ *
+ * Kept per key and signature: the signature of a refused transaction was never verified, so
+ * anyone can present anyone's; under one key's name it cannot replace another key's entry,
+ * and each key reads only its own. The reason is kept short (the refusal message quotes the
+ * client, and 100,000 entries of it are kept).
  */
 import bs58 from 'bs58';
+import { clip } from '../errors/client-text';
 import { TtlMap } from './ttl-map';
 
 const MAX_ENTRIES = 100_000;
+/** A kept reason's length: what the client was told, enough to act on. */
+const MAX_REASON_CHARS = 240;
 
 export interface Refusal {
   readonly keyId: string;
@@ -16,21 +24,23 @@ export interface Refusal {
 }
 
 export class RecentRefusals {
-  private readonly bySignature: TtlMap<string, Refusal>;
+  /** By key ID and signature. */
+  private readonly entries: TtlMap<string, Refusal>;
 
   constructor(ttlMs: number) {
-    this.bySignature = new TtlMap(ttlMs, MAX_ENTRIES);
+    this.entries = new TtlMap(ttlMs, MAX_ENTRIES);
   }
 
   /** Records why the transaction whose Base64 is `encoded` was refused, if a signature can be read from it. */
   record(encoded: unknown, keyId: string, reason: string): void {
     if (typeof encoded !== 'string') return;
     const signature = readFirstSignature(encoded);
-    if (signature !== undefined) this.bySignature.set(signature, { keyId, reason, at: Date.now() });
+    if (signature !== undefined) this.entries.set(`${keyId} ${signature}`, { keyId, reason: clip(reason, MAX_REASON_CHARS), at: Date.now() });
   }
 
-  get(signature: string): Refusal | undefined {
-    return this.bySignature.get(signature);
+  /** Why `keyId`'s transaction with this signature was refused, if it was. */
+  get(keyId: string, signature: string): Refusal | undefined {
+    return this.entries.get(`${keyId} ${signature}`);
   }
 }
 

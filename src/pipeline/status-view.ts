@@ -18,7 +18,8 @@ export type StatusAnswer = { readonly result: unknown } | { readonly invalid: st
 export interface StatusView {
   getSignatureStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
   getBundleStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
-  getInflightBundleStatuses(params: readonly unknown[]): Promise<StatusAnswer>;
+  /** Any bundle's status (its ID is public); why it failed only for the caller's own. */
+  getInflightBundleStatuses(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
   /** Only the caller's own submissions are shown; others read as null. */
   getSubmissionStatuses(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
   /** One submission (by signature or bundle ID), as getSubmissionStatuses shows it, or null. */
@@ -93,7 +94,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
       return { result: { context: await context(), value } };
     },
 
-    async getInflightBundleStatuses(params) {
+    async getInflightBundleStatuses(params, keyId) {
       const ids = stringList(params[0], MAX_BUNDLE_IDS, 'bundle ID strings');
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
@@ -101,8 +102,8 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
           const entry = await latestEntry(bundleId);
           if (entry === undefined || entry.bundleId !== bundleId) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
           const { status, slot, reason } = await bundleStatus(entry);
-          // `err` is not in Jito's shape: it says why a bundle failed, for clients that look.
-          return status === 'Failed' ? { bundle_id: bundleId, status, landed_slot: null, err: reason } : { bundle_id: bundleId, status, landed_slot: slot };
+          // `err` is not in Jito's shape: it says why a bundle failed, to the key that sent it.
+          return status === 'Failed' && entry.keyId === keyId ? { bundle_id: bundleId, status, landed_slot: null, err: reason } : { bundle_id: bundleId, status, landed_slot: slot };
         }),
       );
       return { result: { context: await context(), value } };
@@ -115,8 +116,8 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
         ids.map(async (id) => {
           const entry = await latestEntry(id);
           if (entry === undefined) {
-            const refusal = refusals.get(id);
-            if (refusal === undefined || refusal.keyId !== keyId) return null;
+            const refusal = refusals.get(keyId, id);
+            if (refusal === undefined) return null;
             const at = new Date(refusal.at).toISOString();
             return { id, kind: 'refused', bundleId: null, state: 'rejected', slot: null, reason: `refused: ${refusal.reason}`, antiMev: null, routes: [], receivedAt: at, updatedAt: at, transactions: [] };
           }
