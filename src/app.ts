@@ -4,7 +4,6 @@
  * duplicate detection, tracking of unfinished submissions), wires the pipeline and the
  * HTTP server, and owns the order of shutdown.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { createAuthenticator } from './auth/authenticator';
@@ -47,6 +46,8 @@ import { createShieldPolicySource } from './protection/shield-policy';
 import { createFilePolicySource, createUrlPolicySource, type PolicySource } from './protection/validator-policy';
 import type { Router } from './pipeline/router';
 import { Redis } from 'ioredis';
+import { createKeyLimits } from './limits/key-limits';
+import { prepareDataDir } from './stores/data-dir';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
 import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
@@ -93,8 +94,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
       'postgresUrl is for a cluster of gateways in front of a shared network; the embedded ledger is one gateway\'s own chain and keeps its journal in SQLite: configure rpc/jito upstreams (bin/slipway ledger serves a local cluster), or leave postgresUrl unset',
     );
   }
-  // Owner only: key hashes and the journal (transactions not yet landed are what a front-runner wants).
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  prepareDataDir(config.dataDir);
   const paths = dataPaths(config.dataDir);
   const { network } = config;
 
@@ -156,7 +156,6 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     duplicateTtlMs: config.duplicateTtlMs,
     initialSeq: replay.lastSeq,
     protection: { window, holds },
-    limiter,
     claims: redis === undefined ? undefined : createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs),
   });
   const refusals = new RecentRefusals(config.duplicateTtlMs);
@@ -165,7 +164,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const validator = createTransactionValidator(recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keyStore.list(), logError });
   // One admission for every listener: connections per address are counted across the ports.
-  const admission = new Admission({ maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxEventLoopDelayMs: config.maxEventLoopDelayMs });
+  const admission = new Admission({ maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxInFlightPerKey: config.maxInFlightPerKey, maxEventLoopDelayMs: config.maxEventLoopDelayMs });
   const server = createHttpServer({
     authenticator,
     pipeline,
@@ -173,6 +172,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     validator,
     statusView,
     refusals,
+    limits: createKeyLimits(limiter),
     bundleResult: config.bundleResult,
     readAllowed: readMethodPolicy(config.readMethods, isLocalUpstream(network.upstreams[network.routes.reads]!)),
     logLevel: config.logLevel,

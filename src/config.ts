@@ -74,6 +74,8 @@ export interface SlipwayConfig {
   readonly maxConnectionsPerClient: number;
   /** Requests in progress at once (0: no limit); past it new ones are shed with 503 + Retry-After. */
   readonly maxInFlightRequests: number;
+  /** Requests in progress at once for one API key (so that one key cannot take every place); 0: no limit. */
+  readonly maxInFlightPerKey: number;
   /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
   readonly maxEventLoopDelayMs: number;
   /** Read methods forwarded to the reads upstream; empty: the default list (http/read-methods.ts); `*`: all. */
@@ -126,6 +128,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   idleTimeoutMs: 72_000,
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
+  maxInFlightPerKey: 256,
   maxEventLoopDelayMs: 250,
   readMethods: [],
   maxSubscriptionsPerConnection: 1_000,
@@ -166,6 +169,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   idleTimeoutMs: 'SLIPWAY_IDLE_TIMEOUT_MS',
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
+  maxInFlightPerKey: 'SLIPWAY_MAX_IN_FLIGHT_PER_KEY',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
   readMethods: 'SLIPWAY_READ_METHODS',
   maxSubscriptionsPerConnection: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
@@ -241,6 +245,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     idleTimeoutMs: integer('idleTimeoutMs', 1_000, 3_600_000),
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
+    maxInFlightPerKey: integer('maxInFlightPerKey', 0, 10_000_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
     readMethods: methodList(pick('readMethods')),
     maxSubscriptionsPerConnection: integer('maxSubscriptionsPerConnection', 1, 1_000_000),

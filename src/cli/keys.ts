@@ -16,6 +16,7 @@ export async function runKeys(args: string[]): Promise<number> {
     bundle: { type: action === 'set' ? 'string' : 'boolean' },
     tps: { type: 'string' },
     'bundles-per-second': { type: 'string' },
+    'reads-per-second': { type: 'string' },
     json: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
     config: { type: 'string' },
@@ -48,7 +49,7 @@ export async function runKeys(args: string[]): Promise<number> {
         return 0;
       }
       case 'set': {
-        const id = requireId(positionals, 'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off]');
+        const id = requireId(positionals, 'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off]');
         const changes = { ...(values.bundle === undefined ? {} : { bundle: parseOnOff(String(values.bundle), 'keys set --bundle') }), ...parseLimits(values, 'keys set') };
         if (Object.keys(changes).length === 0) throw new Error('keys set: say what to change, e.g. --bundle on or --tps 50');
         if (!(await store.update(id, changes))) throw new Error(`keys set: no key with id ${id}`);
@@ -64,8 +65,11 @@ export async function runKeys(args: string[]): Promise<number> {
   }
 }
 
-/** `--tps N` and `--bundles-per-second N`: a positive integer, or `off` for no limit. */
-function parseLimits(values: { tps?: string; 'bundles-per-second'?: string }, command: string): { tps?: number | null; bundlesPerSecond?: number | null } {
+/** `--tps N`, `--bundles-per-second N` and `--reads-per-second N`: a positive integer, or `off` for no limit. */
+function parseLimits(
+  values: { tps?: string; 'bundles-per-second'?: string; 'reads-per-second'?: string },
+  command: string,
+): { tps?: number | null; bundlesPerSecond?: number | null; readsPerSecond?: number | null } {
   const limit = (raw: string | undefined, flag: string): number | null | undefined => {
     if (raw === undefined) return undefined;
     if (raw === 'off') return null;
@@ -75,11 +79,19 @@ function parseLimits(values: { tps?: string; 'bundles-per-second'?: string }, co
   };
   const tps = limit(values.tps, '--tps');
   const bundlesPerSecond = limit(values['bundles-per-second'], '--bundles-per-second');
-  return { ...(tps === undefined ? {} : { tps }), ...(bundlesPerSecond === undefined ? {} : { bundlesPerSecond }) };
+  const readsPerSecond = limit(values['reads-per-second'], '--reads-per-second');
+  return {
+    ...(tps === undefined ? {} : { tps }),
+    ...(bundlesPerSecond === undefined ? {} : { bundlesPerSecond }),
+    ...(readsPerSecond === undefined ? {} : { readsPerSecond }),
+  };
 }
 
 function describeLimits(record: ApiKeyRecord): string {
-  return `${record.tps === null ? 'no transaction limit' : `${record.tps} transactions/s`}, ${record.bundlesPerSecond === null ? 'no bundle limit' : `${record.bundlesPerSecond} bundles/s`}`;
+  const transactions = record.tps === null ? 'no transaction limit' : `${record.tps} transactions/s`;
+  const bundles = record.bundlesPerSecond === null ? 'no bundle limit' : `${record.bundlesPerSecond} bundles/s`;
+  const reads = record.readsPerSecond === null ? 'no read limit' : `${record.readsPerSecond} reads/s`;
+  return `${transactions}, ${bundles}, ${reads}`;
 }
 
 function parseOnOff(value: string, what: string): boolean {
@@ -99,7 +111,7 @@ function formatKeys(keys: ApiKeyRecord[]): string {
   return keys
     .map(
       (k) =>
-        `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  tps=${k.tps ?? 'off'}  bundles/s=${k.bundlesPerSecond ?? 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`,
+        `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  tps=${k.tps ?? 'off'}  bundles/s=${k.bundlesPerSecond ?? 'off'}  reads/s=${k.readsPerSecond ?? 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`,
     )
     .join('');
 }

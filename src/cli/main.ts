@@ -16,11 +16,11 @@ Commands:
   serve [--host H] [--port P] [--data-dir DIR] [--config FILE]
         [--validator-policy FILE|URL|shield:ADDRESS] [--safe-window-slots N]
                                                   start the gateway (default upstream: the embedded ledger)
-  keys create --name NAME [--bundle] [--tps N] [--bundles-per-second N] [--json]
+  keys create --name NAME [--bundle] [--tps N] [--bundles-per-second N] [--reads-per-second N] [--json]
                                                   create an API key (printed once), with its rate limits
   keys list [--json]                              list API keys (never the keys themselves)
   keys revoke ID                                  revoke a key
-  keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off]
+  keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off]
                                                   allow or forbid sendBundle, set or remove rate limits
   submissions list [--key ID] [--status S] [--limit N] [--json]
                                                   the newest submissions in the journal, with each transaction's state

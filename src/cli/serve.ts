@@ -48,6 +48,13 @@ export async function runServe(args: string[]): Promise<number> {
   if (app.pubsubUrl !== undefined) process.stdout.write(`slipway: WebSocket subscriptions also on ${app.pubsubUrl}, where Solana clients look by default\n`);
   if (config.upstream === 'sink') process.stderr.write('slipway: WARNING: --upstream sink drops every transaction it accepts (a benchmarking aid)\n');
   if (!config.verifySignatures) process.stderr.write('slipway: signature verification is off (--verify-signatures false): only behind a trusted verifier\n');
+  const local = [config.metricsToken === '' ? '/metrics' : null, config.dashboardToken === '' ? '/dashboard' : null].filter((p) => p !== null);
+  if (local.length > 0) {
+    process.stderr.write(
+      `slipway: ${local.join(' and ')} answer this machine only (no ${config.metricsToken === '' ? 'metricsToken' : 'dashboardToken'}${local.length === 2 ? ' or dashboardToken' : ''}); ` +
+        'a reverse proxy on this machine must add X-Forwarded-For or Forwarded (requests carrying them are refused there), or set the tokens (docs/DEPLOY.md)\n',
+    );
+  }
 
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {

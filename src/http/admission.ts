@@ -12,6 +12,10 @@
  *   ones already admitted wait longest; shedding keeps the served ones fast, and the
  *   gateway comes back by itself when the load falls.
  *
+ * - Per key: once a request's key is known (before its body is read), at most
+ *   `maxInFlightPerKey` of that key's requests are in progress; past it the key is told to
+ *   slow down (429), and the other keys keep their places.
+ *
  * `GET /health` and `GET /metrics` are admitted however busy the gateway is (load balancers
  * must see a busy gateway as alive, operators must see why it is busy), and refused once it
  * is shutting down.
@@ -27,6 +31,8 @@ export interface AdmissionLimits {
   readonly maxConnectionsPerClient: number;
   /** Requests in progress at once (read, being answered); 0: no limit. */
   readonly maxInFlight: number;
+  /** Requests in progress at once for one API key; 0: no limit. */
+  readonly maxInFlightPerKey: number;
   /** How late the event loop may run, in ms, before new requests are shed; 0: not watched. */
   readonly maxEventLoopDelayMs: number;
 }
@@ -43,6 +49,8 @@ export class Admission {
   private readonly overLimit = new WeakSet<Socket>();
   /** Requests admitted and not yet answered: their count is the queue depth; at shutdown each is told to close its connection. */
   private readonly inFlight = new Set<ServerResponse>();
+  /** Requests in progress per key ID (keys with none are not kept). */
+  private readonly perKey = new Map<string, number>();
   private delayMs = 0;
   private readonly sampler: NodeJS.Timeout | undefined;
   private shuttingDown = false;
@@ -112,6 +120,28 @@ export class Admission {
     }
     this.inFlight.add(response);
     response.once('close', () => this.inFlight.delete(response));
+    return null;
+  }
+
+  /**
+   * Counts a request of `keyId` in progress until its response closes, or says why not (the
+   * key has `maxInFlightPerKey` in progress already). Called once the key is authenticated.
+   */
+  admitKey(keyId: string, response: ServerResponse): SlipwayError | null {
+    const max = this.limits.maxInFlightPerKey;
+    if (max === 0) return null;
+    const open = this.perKey.get(keyId) ?? 0;
+    if (open >= max) {
+      shedTotal.inc({ reason: 'key_in_flight' });
+      const message = `API key ${keyId} has ${max} requests in progress (maxInFlightPerKey): nothing was done; wait for answers before sending more`;
+      return slipwayError('RATE_LIMITED', message, { retryAfterMs: RETRY_AFTER_MS });
+    }
+    this.perKey.set(keyId, open + 1);
+    response.once('close', () => {
+      const left = (this.perKey.get(keyId) ?? 1) - 1;
+      if (left === 0) this.perKey.delete(keyId);
+      else this.perKey.set(keyId, left);
+    });
     return null;
   }
 

@@ -30,6 +30,8 @@ export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | Sli
 
 export interface FastPathOptions {
   readonly authenticator: Authenticator;
+  /** Counts the request against its key's requests in progress, or answers it (and returns false). */
+  readonly admitKey: (keyId: string, request: IncomingMessage, response: ServerResponse) => boolean;
   readonly bodyLimit: number;
   readonly routes: { readonly '/': Answerer; readonly '/submit-batch': Answerer };
   /** The answer to an unexpected failure, in the path's shape (after logging it). */
@@ -49,7 +51,7 @@ export function writeAnswer(response: ServerResponse, { status, payload, headers
 }
 
 /** Serves the request and returns true, or returns false (having read nothing) to leave it to Fastify. */
-export function createFastPath({ authenticator, bodyLimit, routes, failed }: FastPathOptions) {
+export function createFastPath({ authenticator, admitKey, bodyLimit, routes, failed }: FastPathOptions) {
   const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     const path = request.url;
@@ -62,6 +64,7 @@ export function createFastPath({ authenticator, bodyLimit, routes, failed }: Fas
     const presented = headers['x-api-key'];
     const key = typeof presented === 'string' ? authenticator.authenticate(presented) : null;
     if (key === null) return false;
+    if (!admitKey(key.id, request, response)) return true;
 
     const started = process.hrtime.bigint();
     fastPathRequestsTotal.inc();

@@ -5,7 +5,8 @@
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
  * surface the message; the only other statuses are 401/403 for a single request.
  */
-import { ERROR_CATALOGUE, slipwayError, type SlipwayError } from '../errors/error-catalogue';
+import { ERROR_CATALOGUE, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
+import { transactionsIn, type KeyLimits } from '../limits/key-limits';
 import { countSubmission } from '../metrics/metrics';
 import type { Router } from '../pipeline/router';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
@@ -21,6 +22,11 @@ export interface RpcCallContext {
   readonly key: ApiKeyRecord;
   readonly antiMev: boolean;
   readonly requestId: string;
+}
+
+/** The call's context once the request's reads have been counted against the key's limit. */
+interface DispatchContext extends RpcCallContext {
+  readonly reads: Result<undefined>;
 }
 
 /** One log line per submission outcome: public identifiers and the refusal, never the transaction or the key. */
@@ -44,6 +50,8 @@ export interface JsonRpcHandlerOptions {
   readonly validator: TransactionValidator;
   readonly statusView: StatusView;
   readonly refusals: RecentRefusals;
+  /** The key's rate limits, taken before a request's transactions are parsed or verified. */
+  readonly limits: KeyLimits;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
   readonly bundleResult: 'id' | 'signatures';
   /** Whether a read method is forwarded (read-methods.ts); the refusal names the setting. */
@@ -56,16 +64,20 @@ export interface JsonRpcHandlerOptions {
 /** Status methods answered from the journal plus the upstreams. */
 const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission']);
 
-export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, bundleResult, readAllowed, logError, logSubmission }: JsonRpcHandlerOptions) {
-  async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: RpcCallContext): Promise<RpcReply> {
+const SUBMISSION_METHODS = new Set(['sendTransaction', 'sendBundle']);
+const ADMITTED = ok(undefined);
+
+export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, limits, bundleResult, readAllowed, logError, logSubmission }: JsonRpcHandlerOptions) {
+  async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<RpcReply> {
     const { key } = context;
-    const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond };
+    const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev };
     const outcome = { requestId: context.requestId, keyId: key.id, antiMev: context.antiMev };
     const refused = (operation: SubmissionOutcome['operation'], error: SlipwayError) =>
       logSubmission({ ...outcome, operation, outcome: 'refused', code: ERROR_CATALOGUE[error.kind].code, error: error.message });
     switch (method) {
       case 'sendTransaction': {
-        const input = await parseSendTransactionParams(params, validator);
+        const limited = key.tps === null ? ADMITTED : await limits.submission(key, 1, false);
+        const input = limited.ok ? await parseSendTransactionParams(params, validator) : limited;
         if (!input.ok) countSubmission('sendTransaction', 'refused'); // the pipeline counts the outcomes it decides
         const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
         if (sent.ok) {
@@ -86,7 +98,8 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
           countSubmission('sendBundle', 'refused');
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
-        const txs = await parseSendBundleParams(params, validator);
+        const limited = key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
+        const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
         if (!txs.ok) countSubmission('sendBundle', 'refused');
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
@@ -98,6 +111,7 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
       default: {
+        if (!context.reads.ok) return errorReply(id, context.reads.error);
         if (STATUS_METHODS.has(method)) {
           const answer =
             method === 'getSubmissionStatuses' || method === 'getSubmission' || method === 'getInflightBundleStatuses'
@@ -127,5 +141,19 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
     }
   }
 
-  return createJsonRpcEndpoint(dispatch, logError);
+  const endpoint = createJsonRpcEndpoint(dispatch, logError);
+  return async (body: unknown, context: RpcCallContext) => {
+    const { key } = context;
+    const reads = key.readsPerSecond === null ? ADMITTED : await limits.reads(key, readsIn(body));
+    return endpoint(body, { ...context, reads });
+  };
+}
+
+/** The entries of a JSON-RPC body that count as reads: every one naming a method other than a submission. */
+function readsIn(body: unknown): number {
+  const isRead = (entry: unknown) => {
+    const method = entry !== null && typeof entry === 'object' ? (entry as { method?: unknown }).method : undefined;
+    return typeof method === 'string' && !SUBMISSION_METHODS.has(method);
+  };
+  return Array.isArray(body) ? body.filter(isRead).length : isRead(body) ? 1 : 0;
 }

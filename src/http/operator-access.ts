@@ -2,6 +2,10 @@
  * Who may read the operator's pages (`/metrics`, `/dashboard`): with a token configured,
  * whoever presents it as `Authorization: Bearer TOKEN` (or `?token=TOKEN`, for a browser);
  * without one, clients on this machine only (a loopback address). API keys do not open them: a client's key says nothing about the operator.
+ *
+ * A reverse proxy on the same machine (nginx or Caddy for TLS, as docs/DEPLOY.md suggests)
+ * makes every client look local. Proxies say so with `Forwarded`, `X-Forwarded-For` or
+ * `X-Real-IP`: without a token, a request carrying one is refused, whatever its address.
  */
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -18,12 +22,19 @@ export interface Refusal {
   readonly message: string;
 }
 
+/** Headers a reverse proxy adds to say whom it forwards for. */
+const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
+
 const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
 
 export function operatorAccess(setting: string, token: string): (request: IncomingMessage) => Refusal | null {
   const expected = token === '' ? null : digest(token);
   return (request) => {
     if (expected === null) {
+      const proxy = PROXY_HEADERS.find((name) => request.headers[name] !== undefined);
+      if (proxy !== undefined) {
+        return { status: 403, message: `this page is served to clients on the gateway's own machine only, and this request came through a proxy (it carries ${proxy}); set ${setting} and send it as "Authorization: Bearer <token>" to read it through one` };
+      }
       if (isLoopback(request.socket.remoteAddress)) return null;
       return { status: 403, message: `this page is served to clients on the gateway's own machine only; set ${setting} and send it as "Authorization: Bearer <token>" to read it from elsewhere` };
     }

@@ -26,6 +26,7 @@ import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext, 
 import { createHealthProbe } from './health-probe';
 import { assignRequestId, requestIdOf } from './request-id';
 import { parseSubmitBatchParams } from './submission-params';
+import { transactionsIn } from '../limits/key-limits';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -147,6 +148,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       return refuse(request, reply, slipwayError('UNAUTHORIZED', message));
     }
     request.apiKey = record;
+    const busy = admission.admitKey(record.id, reply.raw);
+    if (busy !== null) return refuse(request, reply, busy);
   });
 
   // One histogram child per path, bound once: labelling on every request costs more than observing.
@@ -202,11 +205,13 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
       return refused(slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
     }
-    const txs = await parseSubmitBatchParams(params, options.validator);
+    // The key's limit is taken before the transactions are parsed and their signatures verified.
+    const members = (params as { transactions?: unknown } | undefined)?.transactions;
+    const limited = key.tps === null ? undefined : await options.limits.submission(key, transactionsIn(members), false);
+    const txs = limited === undefined || limited.ok ? await parseSubmitBatchParams(params, options.validator) : limited;
     if (!txs.ok) countSubmission('submitBatch', 'refused');
-    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev, tps: key.tps, bundlesPerSecond: key.bundlesPerSecond }) : txs;
+    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev }) : txs;
     if (!submitted.ok) {
-      const members = (params as { transactions?: unknown } | undefined)?.transactions;
       if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
       return refusal('/submit-batch', submitted.error);
     }
@@ -215,6 +220,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   fast = createFastPath({
     authenticator: options.authenticator,
+    admitKey: (keyId, request, response) => {
+      const busy = admission.admitKey(keyId, response);
+      if (busy !== null) answerAtOnce(request, response, busy, false);
+      return busy === null;
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     routes: { '/': answerRpc, '/submit-batch': answerBatch },
     failed: (path, error) => {

@@ -11,9 +11,8 @@
 import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
-import type { BucketRequest, RateLimiter } from '../limits/rate-limiter';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
-import { countSubmission, countTransactions, protectedHeldTotal, rateLimitedTotal } from '../metrics/metrics';
+import { countSubmission, countTransactions, protectedHeldTotal } from '../metrics/metrics';
 import type { HoldQueue } from '../protection/hold-queue';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
@@ -29,9 +28,6 @@ import { TtlMap } from './ttl-map';
 export interface SubmissionContext {
   readonly keyId: string;
   readonly antiMev: boolean;
-  /** The key's rate limits (null: none). */
-  readonly tps: number | null;
-  readonly bundlesPerSecond: number | null;
 }
 
 export interface BundleReceipt {
@@ -67,14 +63,11 @@ export interface PipelineDependencies {
   readonly initialSeq: number;
   /** Anti-MEV protection: the safe-window rule, and where held transactions wait. */
   readonly protection: { readonly window: SafeWindow; readonly holds: HoldQueue };
-  /** Where keys' rate limits are counted. */
-  readonly limiter: RateLimiter;
   /** Duplicate detection shared with the other gateways of a cluster (absent: this gateway alone). */
   readonly claims?: DuplicateClaims;
 }
 
-export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, limiter, claims }: PipelineDependencies): SubmissionPipeline {
-  const withinLimits = admitter(limiter);
+export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, claims }: PipelineDependencies): SubmissionPipeline {
 
   /** Claims ids across the cluster: per id, true to go ahead, false for a duplicate already submitted through another gateway. */
   async function claim(ids: string[]): Promise<Result<boolean[]>> {
@@ -212,13 +205,6 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<string[]>> {
     const route = router.route('submitBatch', context.antiMev);
     if (!route.ok) return route;
-    if (isLimited(context)) {
-      const admitted = await withinLimits(context, txs.length, false);
-      if (!admitted.ok) {
-        countSubmission('submitBatch', 'refused');
-        return admitted;
-      }
-    }
     let fresh = txs.filter((tx) => !recent.includes(tx));
     let ids: string[] = [];
     if (claims !== undefined && fresh.length > 0) {
@@ -272,13 +258,6 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     }
     const route = router.route('sendBundle', false);
     if (!route.ok) return route;
-    if (isLimited(context)) {
-      const admitted = await withinLimits(context, txs.length, true);
-      if (!admitted.ok) {
-        countSubmission('sendBundle', 'refused');
-        return admitted;
-      }
-    }
     for (const upstream of route.value) {
       let refusal: string | null;
       try {
@@ -323,14 +302,6 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
 
   return {
     async sendTransaction(tx, options, context) {
-      // Keys without limits skip the check altogether: no await on the hot path for them.
-      if (isLimited(context)) {
-        const admitted = await withinLimits(context, 1, false);
-        if (!admitted.ok) {
-          countSubmission('sendTransaction', 'refused');
-          return admitted;
-        }
-      }
       if (recent.includes(tx)) {
         countSubmission('sendTransaction', 'duplicate');
         return ok(tx.signature);
@@ -376,43 +347,6 @@ function journalFailure(error: unknown): Result<never> {
       { retryAfterMs: 1000 },
     ),
   );
-}
-
-/**
- * The rate-limit check of one request: `transactions` against the key's transactions per
- * second, and (for a bundle) one against its bundles per second, all or nothing. A request
- * larger than a limit's burst can never fit, and says so; a store that cannot be reached
- * refuses it as unavailable (never unlimited).
- */
-/** Whether the key has any rate limit to count against. */
-const isLimited = (context: SubmissionContext) => context.tps !== null || context.bundlesPerSecond !== null;
-
-function admitter(limiter: RateLimiter) {
-  return async (context: SubmissionContext, transactions: number, bundle: boolean): Promise<Result<undefined>> => {
-    const requests: BucketRequest[] = [];
-    if (context.tps !== null) requests.push({ bucket: `tps:${context.keyId}`, perSecond: context.tps, cost: transactions });
-    if (bundle && context.bundlesPerSecond !== null) requests.push({ bucket: `bundles:${context.keyId}`, perSecond: context.bundlesPerSecond, cost: 1 });
-    if (requests.length === 0) return ok(undefined);
-    if (context.tps !== null && transactions > context.tps) {
-      return fail(slipwayError('RATE_LIMITED', `this request has ${transactions} transactions, more than API key ${context.keyId} may send in a second (${context.tps}): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${context.keyId} --tps N)`));
-    }
-    let taken;
-    try {
-      taken = await limiter.take(requests);
-    } catch (error) {
-      return fail(slipwayError('STORE_UNAVAILABLE', `the rate-limit store cannot be reached (${(error as Error).message}); nothing was submitted, try again`, { retryAfterMs: 1000 }));
-    }
-    if (taken.allowed) return ok(undefined);
-    rateLimitedTotal.inc({ key_id: context.keyId });
-    const limits = [context.tps === null ? null : `${context.tps} transactions`, bundle && context.bundlesPerSecond !== null ? `${context.bundlesPerSecond} bundles` : null].filter((l) => l !== null);
-    return fail(
-      slipwayError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: API key ${context.keyId} may send ${limits.join(' and ')} per second; nothing was submitted; this request fits again in ${(taken.retryAfterMs / 1000).toFixed(3)} s`,
-        { retryAfterMs: taken.retryAfterMs },
-      ),
-    );
-  };
 }
 
 /** Simulates on the first upstream that can, failing over to the next. */

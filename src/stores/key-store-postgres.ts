@@ -21,6 +21,7 @@ const MIGRATIONS: PostgresMigrations = [
      created_at TIMESTAMPTZ NOT NULL,
      revoked_at TIMESTAMPTZ
    )`,
+  `ALTER TABLE api_keys ADD COLUMN reads_per_second INTEGER`,
 ];
 
 /** How long to wait before listening again after the connection broke. */
@@ -33,6 +34,7 @@ interface Row {
   bundle: boolean;
   tps: number | null;
   bundles_per_second: number | null;
+  reads_per_second: number | null;
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -43,11 +45,12 @@ const toRecord = (row: Row): ApiKeyRecord => ({
   bundle: row.bundle,
   tps: row.tps,
   bundlesPerSecond: row.bundles_per_second,
+  readsPerSecond: row.reads_per_second,
   createdAt: row.created_at.toISOString(),
   revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString(),
 });
 
-const COLUMNS = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second' } as const;
+const COLUMNS = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second', readsPerSecond: 'reads_per_second' } as const;
 
 export async function createPostgresKeyStore(url: string, schema: string): Promise<KeyStore> {
   const pool = createPool({ url, schema, max: 4 });
@@ -72,20 +75,21 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
   const listeners = new Set<pg.PoolClient>();
 
   return {
-    async create({ name, bundle, tps = null, bundlesPerSecond = null }) {
+    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null }) {
       const key = generateApiKey();
       const id = generateKeyId();
       const createdAt = new Date();
-      await change('INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      await change('INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, reads_per_second, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
         id,
         name,
         hashApiKey(key),
         bundle,
         tps,
         bundlesPerSecond,
+        readsPerSecond,
         createdAt,
       ]);
-      return { record: { id, name, bundle, tps, bundlesPerSecond, createdAt: createdAt.toISOString(), revokedAt: null }, key };
+      return { record: { id, name, bundle, tps, bundlesPerSecond, readsPerSecond, createdAt: createdAt.toISOString(), revokedAt: null }, key };
     },
     async createFirst({ name, bundle }) {
       const key = generateApiKey();
@@ -102,7 +106,7 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
         return result.rowCount ?? 0;
       });
       if (inserted === 0) return null;
-      return { record: { id, name, bundle, tps: null, bundlesPerSecond: null, createdAt: createdAt.toISOString(), revokedAt: null }, key };
+      return { record: { id, name, bundle, tps: null, bundlesPerSecond: null, readsPerSecond: null, createdAt: createdAt.toISOString(), revokedAt: null }, key };
     },
     async list() {
       return (await pool.query<Row>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(toRecord);

@@ -20,6 +20,7 @@ const MIGRATIONS: Migrations = [
   // Per-key rate limits (NULL: none).
   `ALTER TABLE api_keys ADD COLUMN tps INTEGER;
    ALTER TABLE api_keys ADD COLUMN bundles_per_second INTEGER;`,
+  `ALTER TABLE api_keys ADD COLUMN reads_per_second INTEGER;`,
 ];
 
 const WATCH_INTERVAL_MS = 200;
@@ -33,6 +34,7 @@ interface Row {
   revoked_at: string | null;
   tps: number | null;
   bundles_per_second: number | null;
+  reads_per_second: number | null;
 }
 
 const toRecord = (row: Row): ApiKeyRecord => ({
@@ -43,21 +45,22 @@ const toRecord = (row: Row): ApiKeyRecord => ({
   revokedAt: row.revoked_at,
   tps: row.tps,
   bundlesPerSecond: row.bundles_per_second,
+  readsPerSecond: row.reads_per_second,
 });
 
 export function createSqliteKeyStore(file: string): KeyStore {
   const db = openSqlite(file, MIGRATIONS);
-  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second, reads_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectActive = db.prepare('SELECT * FROM api_keys WHERE revoked_at IS NULL');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   const exists = db.prepare('SELECT 1 FROM api_keys WHERE id = ?');
-  const columns = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second' } as const;
+  const columns = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second', readsPerSecond: 'reads_per_second' } as const;
   const watchers = new Set<() => void>();
   const notify = () => watchers.forEach((watcher) => watcher());
 
   return {
-    async create({ name, bundle, tps = null, bundlesPerSecond = null }) {
+    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null }) {
       const key = generateApiKey();
       const row: Row = {
         id: generateKeyId(),
@@ -68,8 +71,9 @@ export function createSqliteKeyStore(file: string): KeyStore {
         revoked_at: null,
         tps,
         bundles_per_second: bundlesPerSecond,
+        reads_per_second: readsPerSecond,
       };
-      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at, row.tps, row.bundles_per_second);
+      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at, row.tps, row.bundles_per_second, row.reads_per_second);
       notify();
       return { record: toRecord(row), key };
     },

@@ -21,6 +21,8 @@ export interface ApiKeyRecord {
   readonly tps: number | null;
   /** Bundles per second it may submit; null: no limit. */
   readonly bundlesPerSecond: number | null;
+  /** Reads per second it may make (each JSON-RPC entry that is not a submission counts one); null: no limit. */
+  readonly readsPerSecond: number | null;
   readonly createdAt: string;
   readonly revokedAt: string | null;
 }
@@ -35,6 +37,7 @@ export interface KeyChanges {
   readonly bundle?: boolean;
   readonly tps?: number | null;
   readonly bundlesPerSecond?: number | null;
+  readonly readsPerSecond?: number | null;
 }
 
 export interface KeyStore {

@@ -4,13 +4,17 @@
  * running server (SQLite needs to know; PostgreSQL serves readers as it serves writers).
  */
 import { dataPaths, type SlipwayConfig } from '../config';
+import { prepareDataDir } from './data-dir';
 import type { Journal } from './journal';
 import { createPostgresJournal } from './journal-postgres';
 import { createSqliteJournal } from './journal-sqlite';
 import { withoutPassword } from './postgres-database';
 
 export async function openJournal(config: SlipwayConfig, options: { reader?: boolean } = {}): Promise<Journal> {
-  if (config.postgresUrl === '') return createSqliteJournal(dataPaths(config.dataDir).journal, { synchronous: config.journalSync, reader: options.reader });
+  if (config.postgresUrl === '') {
+    prepareDataDir(config.dataDir);
+    return createSqliteJournal(dataPaths(config.dataDir).journal, { synchronous: config.journalSync, reader: options.reader });
+  }
   try {
     return await createPostgresJournal(config.postgresUrl, config.postgresSchema);
   } catch (error) {

@@ -1,12 +1,16 @@
 /** The key store the configuration names: PostgreSQL when `postgresUrl` is set, else SQLite in the data dir. The server and the CLI open it the same way. */
 import { dataPaths, type SlipwayConfig } from '../config';
+import { prepareDataDir } from './data-dir';
 import type { KeyStore } from './key-store';
 import { createPostgresKeyStore } from './key-store-postgres';
 import { createSqliteKeyStore } from './key-store-sqlite';
 import { withoutPassword } from './postgres-database';
 
 export async function openKeyStore(config: SlipwayConfig): Promise<KeyStore> {
-  if (config.postgresUrl === '') return createSqliteKeyStore(dataPaths(config.dataDir).keys);
+  if (config.postgresUrl === '') {
+    prepareDataDir(config.dataDir);
+    return createSqliteKeyStore(dataPaths(config.dataDir).keys);
+  }
   try {
     return await createPostgresKeyStore(config.postgresUrl, config.postgresSchema);
   } catch (error) {

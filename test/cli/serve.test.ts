@@ -91,6 +91,7 @@ describe('bin/slipway serve', () => {
     again.child.kill('SIGINT');
     assert.equal(await again.exited, 0);
     const logs = [...server.stderr, ...again.stderr].join('');
+    assert.match(logs, /slipway: \/metrics and \/dashboard answer this machine only \(no metricsToken or dashboardToken\); a reverse proxy on this machine must add X-Forwarded-For or Forwarded \(requests carrying them are refused there\), or set the tokens/);
     assert.equal(logs.includes(server.initialKey!), false, 'the key never reaches the logs');
     assert.equal(logs.includes('query-marker'), false, 'query strings are never logged');
   });
@@ -224,7 +225,7 @@ describe('bin/slipway keys', () => {
     assert.equal(created.code, 0, created.stderr);
     const record = JSON.parse(created.stdout);
     assert.equal(created.stdout.trim().split('\n').length, 1, 'stdout is exactly one JSON object');
-    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'bundlesPerSecond', 'createdAt', 'id', 'key', 'name', 'revokedAt', 'tps']);
+    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'bundlesPerSecond', 'createdAt', 'id', 'key', 'name', 'readsPerSecond', 'revokedAt', 'tps']);
     assert.equal(record.name, 'trader');
     assert.equal(record.bundle, false);
     const ready = await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 200);

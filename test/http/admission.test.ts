@@ -116,7 +116,7 @@ describe('a late event loop', () => {
   const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
   it('sheds while the loop is late sample after sample, not for one long task, and admits again once it is not', async () => {
-    const admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxEventLoopDelayMs: 40 });
+    const admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 40 });
     try {
       block(200); // one long task
       await yieldTurn();

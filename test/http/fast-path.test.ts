@@ -61,14 +61,14 @@ describe('the fast path for POST / and POST /submit-batch (cross-checked against
 
 describe('what the fast path takes and what it leaves to Fastify', () => {
   it('takes only exact paths with a valid key, a length within the limit and no encoding', async () => {
-    const key: ApiKeyRecord = { id: 'key_test', name: 'test', bundle: false, tps: null, bundlesPerSecond: null, createdAt: '', revokedAt: null };
+    const key: ApiKeyRecord = { id: 'key_test', name: 'test', bundle: false, tps: null, bundlesPerSecond: null, readsPerSecond: null, createdAt: '', revokedAt: null };
     const authenticator: Authenticator = { authenticate: (presented) => (presented === 'good' ? key : null), close: () => {} };
     const seen: unknown[] = [];
     const answer: Answerer = async (body) => {
       seen.push(body);
       return { status: 200, payload: { took: true } };
     };
-    const fast = createFastPath({ authenticator, bodyLimit: 100, routes: { '/': answer, '/submit-batch': answer }, failed: () => ({ status: 500 }) });
+    const fast = createFastPath({ authenticator, admitKey: () => true, bodyLimit: 100, routes: { '/': answer, '/submit-batch': answer }, failed: () => ({ status: 500 }) });
     const server = http.createServer((request, response) => {
       if (!fast(request, response)) {
         request.resume();

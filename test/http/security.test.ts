@@ -55,6 +55,26 @@ describe('what clients can read', () => {
       await gw.close();
     }
   });
+
+  it('a data directory that exists, and the files in it, are made owner-only at start; what it creates there is 0600', async () => {
+    const dir = makeDataDir();
+    dirs.push(dir);
+    fs.chmodSync(dir, 0o755);
+    fs.writeFileSync(path.join(dir, 'left-by-hand.txt'), 'x', { mode: 0o644 });
+    fs.chmodSync(path.join(dir, 'left-by-hand.txt'), 0o644);
+    const gw = await startTestGateway({ dataDir: dir });
+    try {
+      const connection = connect(gw.url, gw.key);
+      const alice = await fundedKeypair(connection);
+      await rpc(gw.url, gw.key, 'sendTransaction', [await transferTx(connection, alice, Keypair.generate().publicKey, 1_000), { encoding: 'base64' }]);
+      assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+      const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+      assert.ok(files.some((f) => f.name.endsWith('-wal')) && files.some((f) => /keys/.test(f.name)), files.map((f) => f.name).join(' '));
+      for (const file of files) assert.equal(fs.statSync(path.join(file.parentPath, file.name)).mode & 0o777, 0o600, file.name);
+    } finally {
+      await gw.close();
+    }
+  });
 });
 
 describe('logs at the default level', () => {

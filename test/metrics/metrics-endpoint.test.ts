@@ -102,4 +102,28 @@ describe('who may read /metrics', () => {
       await gw.close();
     }
   });
+
+  it('without a token: a request a reverse proxy on this machine forwards (Forwarded, X-Forwarded-For, X-Real-IP) is refused on every operator page', async () => {
+    const gw = await startTestGateway({});
+    try {
+      for (const path of ['/metrics', '/dashboard', '/dashboard/events']) {
+        for (const name of ['forwarded', 'x-forwarded-for', 'x-real-ip']) {
+          const header = { [name]: name === 'forwarded' ? 'for=203.0.113.9' : '203.0.113.9' };
+          const response = await fetch(`${gw.url}${path}`, { headers: header });
+          assert.equal(response.status, 403, `${path} ${JSON.stringify(header)}`);
+          const { message } = (await response.json()) as { message: string };
+          assert.match(message, new RegExp(`this request came through a proxy \\(it carries ${name}\\); set (metricsToken|dashboardToken)`));
+        }
+      }
+      await scrape(gw.url);
+    } finally {
+      await gw.close();
+    }
+    const withToken = await startTestGateway({ metricsToken: 'operator-secret' });
+    try {
+      await scrape(withToken.url, { authorization: 'Bearer operator-secret', 'x-forwarded-for': '203.0.113.9' });
+    } finally {
+      await withToken.close();
+    }
+  });
 });
