@@ -104,7 +104,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   let initialKey: RunningApp['initialKey'] = null;
   const created = await keyStore.createFirst({ name: 'initial', bundle: true });
   if (created !== null) initialKey = { id: created.record.id, key: created.key };
-  const authenticator = await createAuthenticator(keyStore);
+  const authenticator = await createAuthenticator(keyStore, { rereadMs: KEY_REREAD_MS, maxStaleMs: config.maxKeyStaleMs });
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
   const journal = countingJournal(await openJournal(config));
@@ -300,6 +300,9 @@ async function connectRedis(url: string): Promise<Redis> {
 
 /** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
 const MAINNET_SLOT_MS = 400;
+
+/** Keys are read again this often, notices or not (a lost NOTIFY must not keep a revoked key working). */
+const KEY_REREAD_MS = 2_000;
 
 /** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */
 const HOLD_CHECK_MS = 50;

@@ -66,6 +66,7 @@ const fileSchema = z.strictObject({
   maxConnectionsPerClient: z.number().int().optional(),
   maxInFlightRequests: z.number().int().optional(),
   maxInFlightPerKey: z.number().int().optional(),
+  maxKeyStaleMs: z.number().int().optional(),
   maxEventLoopDelayMs: z.number().int().optional(),
   /** Read methods forwarded to the reads upstream (replacing the default list), or ["*"]. */
   readMethods: z.array(z.string()).optional(),
@@ -142,7 +143,7 @@ export const DEFAULT_NETWORK: NetworkConfig = {
 };
 
 export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxInFlightPerKey' | 'maxEventLoopDelayMs' | 'readMethods' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
+  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxInFlightPerKey' | 'maxKeyStaleMs' | 'maxEventLoopDelayMs' | 'readMethods' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
 >;
 
 export interface ConfigFile {

@@ -76,6 +76,8 @@ export interface SlipwayConfig {
   readonly maxInFlightRequests: number;
   /** Requests in progress at once for one API key (so that one key cannot take every place); 0: no limit. */
   readonly maxInFlightPerKey: number;
+  /** How long keys may be used when the key store cannot be read again; past it every request is refused (fail closed); 0: never. */
+  readonly maxKeyStaleMs: number;
   /** How late the event loop may run, in ms, before new requests are shed (0: not watched). */
   readonly maxEventLoopDelayMs: number;
   /** Read methods forwarded to the reads upstream; empty: the default list (http/read-methods.ts); `*`: all. */
@@ -129,6 +131,7 @@ export const DEFAULT_CONFIG: ScalarSettings = {
   maxConnectionsPerClient: 1_000,
   maxInFlightRequests: 1_024,
   maxInFlightPerKey: 256,
+  maxKeyStaleMs: 60_000,
   maxEventLoopDelayMs: 250,
   readMethods: [],
   maxSubscriptionsPerConnection: 1_000,
@@ -170,6 +173,7 @@ const ENV: Record<keyof ScalarSettings, string> = {
   maxConnectionsPerClient: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
   maxInFlightRequests: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
   maxInFlightPerKey: 'SLIPWAY_MAX_IN_FLIGHT_PER_KEY',
+  maxKeyStaleMs: 'SLIPWAY_MAX_KEY_STALE_MS',
   maxEventLoopDelayMs: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
   readMethods: 'SLIPWAY_READ_METHODS',
   maxSubscriptionsPerConnection: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
@@ -246,6 +250,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
     maxConnectionsPerClient: integer('maxConnectionsPerClient', 0, 1_000_000),
     maxInFlightRequests: integer('maxInFlightRequests', 0, 10_000_000),
     maxInFlightPerKey: integer('maxInFlightPerKey', 0, 10_000_000),
+    maxKeyStaleMs: integer('maxKeyStaleMs', 0, 86_400_000),
     maxEventLoopDelayMs: integer('maxEventLoopDelayMs', 0, 60_000),
     readMethods: methodList(pick('readMethods')),
     maxSubscriptionsPerConnection: integer('maxSubscriptionsPerConnection', 1, 1_000_000),

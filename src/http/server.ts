@@ -141,6 +141,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const presented = Array.isArray(key) ? key[0] : key;
     const record = options.authenticator.authenticate(presented);
     if (record === null) {
+      const down = options.authenticator.unavailable();
+      if (down !== null) return refuse(request, reply, slipwayError('STORE_UNAVAILABLE', down, { retryAfterMs: 1_000 }));
       const message =
         presented === undefined || presented === ''
           ? 'missing API key: send it in the x-api-key header'
@@ -249,6 +251,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Alive and able to reach the network: 200 with the slot; alive but cut off from the reads upstream: 503 with why.
   const health = createHealthProbe(() => options.router.getSlot());
   app.get('/health', async (_request, reply) => {
+    const keys = options.authenticator.unavailable();
+    if (keys !== null) return reply.code(503).send({ status: 'unavailable', message: keys });
     const now = await health();
     return now.ok ? { status: 'ok', slot: now.slot } : reply.code(503).send({ status: 'unavailable', message: now.reason });
   });

@@ -157,6 +157,8 @@ export class SubscriptionServer {
     const presented = (Array.isArray(header) ? header[0] : header) ?? query.get('api-key') ?? undefined;
     const record = this.options.authenticator.authenticate(presented);
     if (record === null) {
+      const down = this.options.authenticator.unavailable();
+      if (down !== null) return rejectUpgrade(socket, 503, down);
       return rejectUpgrade(socket, 401, presented === undefined || presented === '' ? 'missing API key: send it in the x-api-key header or as ?api-key=' : 'invalid API key: it is unknown or has been revoked');
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, presented!, record.id));
@@ -261,7 +263,8 @@ export class SubscriptionServer {
     const { idleMs, pingMs } = this.options.limits;
     for (const [socket, peer] of this.peers) {
       if (this.options.authenticator.authenticate(peer.presentedKey) === null) {
-        socket.close(CLOSE.policy, 'the API key has been revoked');
+        // A close reason is at most 123 bytes.
+        socket.close(CLOSE.policy, this.options.authenticator.unavailable() === null ? 'the API key has been revoked' : 'the key store cannot be read: no key is accepted');
         this.forget(socket);
       } else if (peer.subscriptions.size === 0 && now - peer.lastMessageAt >= idleMs) {
         socket.close(CLOSE.normal, `idle: no subscription for ${Math.round(idleMs / 1000)} s`);

@@ -62,7 +62,7 @@ describe('the fast path for POST / and POST /submit-batch (cross-checked against
 describe('what the fast path takes and what it leaves to Fastify', () => {
   it('takes only exact paths with a valid key, a length within the limit and no encoding', async () => {
     const key: ApiKeyRecord = { id: 'key_test', name: 'test', bundle: false, tps: null, bundlesPerSecond: null, readsPerSecond: null, createdAt: '', revokedAt: null };
-    const authenticator: Authenticator = { authenticate: (presented) => (presented === 'good' ? key : null), close: () => {} };
+    const authenticator: Authenticator = { authenticate: (presented) => (presented === 'good' ? key : null), unavailable: () => null, close: () => {} };
     const seen: unknown[] = [];
     const answer: Answerer = async (body) => {
       seen.push(body);

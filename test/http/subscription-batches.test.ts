@@ -29,7 +29,7 @@ test('one signature the upstream refuses does not hold up the notifications of t
       },
     },
   } as unknown as Router;
-  const authenticator: Authenticator = { authenticate: (key) => (key === 'k' ? ({ id: 'key_k' } as never) : null), close: () => {} };
+  const authenticator: Authenticator = { authenticate: (key) => (key === 'k' ? ({ id: 'key_k' } as never) : null), unavailable: () => null, close: () => {} };
   const admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 0 });
   const subscriptions = new SubscriptionServer({
     authenticator,

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { createPostgresKeyStore } from '../../src/stores/key-store-postgres';
 import { hashApiKey, type KeyStore } from '../../src/stores/key-store';
 import { startCluster, type Cluster } from '../helpers/cluster';
@@ -65,6 +66,49 @@ describe('API keys in PostgreSQL', () => {
   });
 });
 
+/** One statement on a connection of its own (not the gateways'). */
+async function sql(text: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a key store that cannot be read', () => {
+  const { schema, drop } = testSchema();
+  let cluster: Cluster;
+  let gw: TestGateway;
+  before(async () => {
+    cluster = await startCluster(1, 50);
+    gw = await startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema, maxKeyStaleMs: 1_500 }, { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } });
+  });
+  after(async () => {
+    await gw.close();
+    await cluster.close();
+    await drop();
+  });
+
+  it('past maxKeyStaleMs every key is refused (503 -32094) and /health says why; once it can be read, keys work again', async () => {
+    assert.equal((await rpc(gw.url, gw.key, 'getSlot')).status, 200);
+    await sql(`ALTER TABLE ${schema}.api_keys RENAME TO api_keys_away`);
+    try {
+      const refused = await until(async () => rpc(gw.url, gw.key, 'getSlot'), (a) => a.status === 503, 6_000);
+      assert.equal(refused.body.error.code, -32094);
+      assert.match(refused.body.error.message, /^the key store cannot be read \((relation .*api_keys.* does not exist|no answer)\) for \d+ s, longer than maxKeyStaleMs \(1500 ms\): no API key is accepted until it can be read again$/);
+      const health = await fetch(`${gw.url}/health`);
+      assert.equal(health.status, 503);
+      assert.match(((await health.json()) as { message: string }).message, /^the key store cannot be read/);
+    } finally {
+      await sql(`ALTER TABLE ${schema}.api_keys_away RENAME TO api_keys`);
+    }
+    await until(async () => (await rpc(gw.url, gw.key, 'getSlot')).status, (s) => s === 200, 5_000);
+    assert.equal((await fetch(`${gw.url}/health`)).status, 200);
+  });
+});
+
 describe('two gateways sharing the keys in PostgreSQL', () => {
   const { schema, drop } = testSchema();
   const gateways: TestGateway[] = [];
@@ -98,6 +142,18 @@ describe('two gateways sharing the keys in PostgreSQL', () => {
       const answer = await until(async () => rpc(gw.url, key, 'getSlot'), (a) => a.status === 401, 1_000);
       assert.equal(answer.body.error.code, -32098);
     }
+  });
+
+  it('a revocation whose notice is lost (a pooler in between, a broken listener) still takes effect within 5 s', async () => {
+    const created = await runCli(['keys', 'create', '--name', 'unannounced'], env);
+    const key = created.stdout.trim();
+    const id = /created (key_[0-9a-f]+)/.exec(created.stderr)![1]!;
+    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 200, 1_000);
+    // Revoked in the table directly: no NOTIFY reaches the gateways.
+    await sql(`UPDATE ${schema}.api_keys SET revoked_at = now() WHERE id = $1`, [id]);
+    const revokedAt = Date.now();
+    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 401, 5_000);
+    assert.ok(Date.now() - revokedAt < 5_000);
   });
 
   it('the first start creates one initial key, not one per instance', async () => {
