@@ -280,7 +280,7 @@ describe('limits', () => {
     await assertAlive('connections past the limit');
   });
 
-  it("a revoked key's sockets are closed within a second", async () => {
+  it("a revoked key's sockets are closed within a second", async (t) => {
     const created = JSON.parse((await runCli(['keys', 'create', '--name', 'doomed', '--json', '--data-dir', dataDir])).stdout) as { id: string; key: string };
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const socket = await open(ports[1]!, `?api-key=${created.key}`);
@@ -292,6 +292,7 @@ describe('limits', () => {
     const close = await closed;
     assert.equal(close.code, 1008);
     assert.match(close.reason, /revoked/);
+    t.diagnostic(`revocation to close: ${close.at - revokedAt} ms after \`keys revoke\` exited`);
     assert.ok(close.at - revokedAt < 1_500, `closed ${close.at - revokedAt} ms after revocation`);
   });
 });
