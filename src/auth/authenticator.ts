@@ -39,29 +39,35 @@ export async function createAuthenticator(store: KeyStore, options: Authenticato
   let byHash = index(await store.loadActive());
   let readAt = Date.now();
   let lastError = '';
-  let reading = false;
+  /** The read under way (its number and start), if any; a read that never answers is given up after `rereadMs` × 5. */
+  let reading: { n: number; at: number } | undefined;
+  let reads = 0;
   let again = false;
   const reload = () => {
-    if (reading) {
+    if (reading !== undefined && Date.now() - reading.at < options.rereadMs * 5) {
       again = true;
       return;
     }
-    reading = true;
+    const n = ++reads;
+    reading = { n, at: Date.now() };
     again = false;
+    const current = () => reading?.n === n; // a read given up on changes nothing when it answers at last
     store
       .loadActive()
       .then(
         (keys) => {
+          if (!current()) return;
           byHash = index(keys);
           readAt = Date.now();
           lastError = '';
         },
         (error: unknown) => {
-          lastError = error instanceof Error ? error.message : String(error);
+          if (current()) lastError = error instanceof Error ? error.message : String(error);
         },
       )
       .finally(() => {
-        reading = false;
+        if (!current()) return;
+        reading = undefined;
         if (again) reload();
       });
   };

@@ -19,7 +19,7 @@ after(() => {
 });
 
 /** The real store, with its change notices in the test's hands and each read's answer held until released. */
-function controlled(): { store: KeyStore; notify: () => void; hold: () => () => void; failing: (on: boolean) => void; reads: () => number } {
+function controlled(): { store: KeyStore; notify: () => void; hold: () => () => void; unhold: () => void; failing: (on: boolean) => void; reads: () => number } {
   const dir = makeDataDir();
   dirs.push(dir);
   const real = createSqliteKeyStore(path.join(dir, 'keys.db'));
@@ -33,7 +33,8 @@ function controlled(): { store: KeyStore; notify: () => void; hold: () => () => 
       reads++;
       if (fail) throw new Error('connection refused');
       const keys = await real.loadActive(); // read now, answered when the gate opens
-      await gate;
+      const held = gate;
+      await held;
       return keys;
     },
     watch(onChange) {
@@ -52,6 +53,7 @@ function controlled(): { store: KeyStore; notify: () => void; hold: () => () => 
         release();
       };
     },
+    unhold: () => (gate = undefined),
     failing: (on) => (fail = on),
     reads: () => reads,
   };
@@ -85,6 +87,22 @@ describe('revocation', () => {
       const started = Date.now();
       await until(() => auth.authenticate(key), (r) => r === null, 1_000);
       assert.ok(Date.now() - started <= 700, `${Date.now() - started} ms`);
+    } finally {
+      auth.close();
+    }
+  });
+
+  it('a read that never answers is given up after five reread intervals: it does not stop every later read', async () => {
+    const c = controlled();
+    const { record, key } = await c.store.create({ name: 'revoked during a hang', bundle: false });
+    const auth = await createAuthenticator(c.store, { rereadMs: 100, maxStaleMs: 0 });
+    try {
+      c.hold(); // never released: this read hangs for good
+      c.notify();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      c.unhold(); // later reads answer at once
+      await c.store.revoke(record.id);
+      await until(() => auth.authenticate(key), (r) => r === null, 1_500);
     } finally {
       auth.close();
     }
