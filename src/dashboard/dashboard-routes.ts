@@ -21,7 +21,9 @@ export function registerDashboard(app: FastifyInstance, feed: DashboardFeed, tok
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(DASHBOARD_PAGE);
   });
 
-  app.get('/dashboard/events', { onRequest: guard }, async (_request, reply) => {
+  app.get('/dashboard/events', { onRequest: guard }, async (request, reply) => {
+    // HEAD: the stream's headers, and no stream (it would never end).
+    if (request.method === 'HEAD') return reply.type('text/event-stream').header('cache-control', 'no-store').send();
     reply.hijack();
     const stream = reply.raw;
     stream.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

@@ -7,6 +7,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
@@ -94,9 +95,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
           : error.code === 'HPE_HEADER_OVERFLOW'
             ? [431, `the request headers are larger than ${http.maxHeaderSize} bytes`]
             : [400, 'the request is not valid HTTP/1.1'];
-      const body = JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message });
-      if (socket.writable) socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
-      socket.destroy();
+      answerRaw(socket, status, message);
     },
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
@@ -112,6 +111,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
         },
       );
       server.on('connection', (socket: Socket) => admission.connected(socket));
+      // CONNECT asks for a tunnel: Node hands its socket over and, with no listener, drops it unanswered.
+      server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+        socket.on('error', () => {});
+        answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');
+      });
       server.keepAliveTimeout = settings.keepAliveTimeout as number;
       server.setTimeout(settings.connectionTimeout as number);
       return server;
@@ -289,6 +293,13 @@ function refusal(path: string | undefined, error: SlipwayError): Answer {
     return { status: entry.batchHttp, payload: { code: entry.code, message: error.message }, ...(headers === undefined ? {} : { headers }) };
   }
   return { status: entry.http, payload: errorResponse(null, error), ...(headers === undefined ? {} : { headers }) };
+}
+
+/** An answer written straight to a socket that Node's HTTP parser has let go of, then the socket closed. */
+function answerRaw(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message });
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy();
 }
 
 /** A refusal on arrival, in the path's shape, written before the body is read (Node discards it). */

@@ -117,6 +117,10 @@ export class SubscriptionServer {
     });
     server.on('connection', (socket: Socket) => this.options.admission.connected(socket));
     server.on('clientError', (_error, socket: Duplex) => rejectUpgrade(socket, 400, 'the request is not valid HTTP/1.1'));
+    server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      rejectUpgrade(socket, 405, 'CONNECT is not served: Slipway is not a proxy');
+    });
     this.attach(server);
     try {
       await new Promise<void>((resolve, reject) => {

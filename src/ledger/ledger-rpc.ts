@@ -29,6 +29,8 @@ const MAX_SIGNATURE_STATUSES = 256;
 /** Agave's limit on `getSlotLeaders`. */
 const MAX_SLOT_LEADERS = 5_000;
 const MAX_BUNDLE_IDS = 5;
+/** Solana's MAX_PERMITTED_DATA_LENGTH: 10 MiB. */
+const MAX_ACCOUNT_DATA_LENGTH = 10 * 1024 * 1024;
 
 type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
 
@@ -177,8 +179,9 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   },
   getMinimumBalanceForRentExemption: (ledger, params) => {
     const length = params[0];
-    if (typeof length !== 'number' || !Number.isInteger(length) || length < 0) {
-      return invalidParams('params[0] must be the account data length, a non-negative integer');
+    // No account may hold more (Solana's MAX_PERMITTED_DATA_LENGTH); far larger lengths overflow the rent arithmetic.
+    if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > MAX_ACCOUNT_DATA_LENGTH) {
+      return invalidParams(`params[0] must be the account data length, an integer from 0 to ${MAX_ACCOUNT_DATA_LENGTH} (the largest account Solana allows)`);
     }
     return { result: Number(ledger.minimumBalanceForRentExemption(length)) };
   },
@@ -202,7 +205,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       return invalidParams('params[1] must be the number of lamports, a positive integer');
     }
     const result = ledger.airdrop(address, BigInt(lamports));
-    return 'signature' in result ? { result: result.signature } : { error: { code: -32603, message: `airdrop failed: ${result.error}` } };
+    // The request cannot be carried out (a sysvar, below rent exemption, more than the faucet holds): the caller's to change.
+    return 'signature' in result ? { result: result.signature } : invalidParams(`the airdrop of ${lamports} lamports to ${params[0] as string} failed: ${result.error}`);
   },
   getTipAccounts: () => ({ result: JITO_TIP_ACCOUNTS }),
   getBundleStatuses: (ledger, params) => {

@@ -317,7 +317,7 @@ export class LocalLedger {
   airdrop(address: Uint8Array, lamports: bigint): { signature: string } | { error: string } {
     this.touched.add(Buffer.from(address).toString('latin1'));
     const result = this.svm.airdrop(address, lamports);
-    if (result === null) return { error: 'airdrop failed' };
+    if (result === null) return { error: 'the faucet could not make the transfer' };
     if (result instanceof FailedTransactionMetadata) return { error: describeTransactionError(result.err()).text };
     const signature = bs58.encode(result.signature());
     this.recordStatus({ signature, err: null, errText: null, logs: [], unitsConsumed: 0, included: true });
