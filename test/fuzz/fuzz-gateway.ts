@@ -1,104 +1,126 @@
 /**
- * Sends generated hostile requests to a running gateway and checks every answer: a
- * well-formed JSON body with a 2xx or 4xx status (or JSON-RPC error), never a 5xx, never a
- * dropped connection. Returns what it saw; a failure names the seed and the request's
- * index, so `fuzz --seed S` replays it.
+ * Attacks every door of a running gateway, one door after the other, with inputs drawn
+ * from one seed, and reports per door: what was sent, the answers by class, and what broke
+ * a rule (answer-checks.ts). Meanwhile /health is asked twice a second over a connection of
+ * its own (health-watch.ts), and the process is watched: if it exits, that door counts an
+ * exit and the gateway is started again for the next door.
+ *
+ * A failure names its door, the input's index and the seed: `npm run fuzz -- --seed S
+ * --count N` draws the same inputs again.
  */
-import fc from 'fast-check';
-import { hostileRequests, type HostileRequest } from './hostile-requests';
+import type { Failure } from './answer-checks';
+import { count } from './answer-checks';
+import { forEachSample, newDoorReport, type DoorReport, type DoorRun } from './door-report';
+import { postAndCheck } from './fetch-doors';
+import type { FuzzTarget } from './fuzz-target';
+import { watchHealth, type HealthCheck } from './health-watch';
+import { hostileFrames } from './hostile-frames';
+import { hostileRawRequests, methodsOnPaths } from './hostile-raw-requests';
+import { readArbitraries } from './hostile-reads';
+import { hostileRequests } from './hostile-requests';
+import { hostileUpgrades } from './hostile-upgrades';
+import { sendRawRequests, sendUpgrades } from './socket-doors';
+import { sendFrames } from './websocket-door';
 
-export interface FuzzReport {
-  readonly seed: number;
-  readonly sent: number;
-  /** Answers by status and error code (`400 -32602`, `200 ok`, …). */
-  readonly classes: Map<string, number>;
-  readonly failures: { index: number; kind: string; path: string; problem: string }[];
-  /** The gateway's resident memory before and after (when `rss` was given). */
-  readonly rssBeforeMiB: number | null;
-  readonly rssAfterMiB: number | null;
+/** The doors, in the order they are attacked, with their share of a run's inputs. */
+export const DOORS = {
+  'http bodies': 0.3,
+  'read methods': 0.15,
+  'json-rpc batches': 0.05,
+  'methods × paths': 0.1,
+  'raw http, main port': 0.15,
+  'raw http, port + 1': 0.05,
+  upgrades: 0.08,
+  'websocket frames': 0.12,
+} as const;
+export type DoorName = keyof typeof DOORS;
+
+/** A run of `total` inputs shared out by DOORS (rounding given to the first door). */
+export function countsFor(total: number): Record<DoorName, number> {
+  const names = Object.keys(DOORS) as DoorName[];
+  const counts = Object.fromEntries(names.map((name) => [name, Math.floor(total * DOORS[name])])) as Record<DoorName, number>;
+  counts['http bodies'] += total - names.reduce((sum, name) => sum + counts[name], 0);
+  return counts;
 }
 
 export interface FuzzOptions {
-  readonly url: string;
-  readonly key: string;
+  readonly target: FuzzTarget;
   readonly seed: number;
-  readonly count: number;
+  readonly counts: Partial<Record<DoorName, number>>;
+  /** Connections at once (WebSocket: at most 6 sockets). */
   readonly concurrency?: number;
-  /** Real signed transactions (Base64) to damage. */
-  readonly validTransactions: readonly string[];
-  readonly onProgress?: (sent: number) => void;
-  /** The gateway's resident memory in bytes (a process of its own: /proc/PID/status). */
-  readonly rss?: () => number;
+  readonly onProgress?: (door: DoorName, sent: number) => void;
 }
 
-/** Requests are generated a chunk at a time (the seed of chunk c is seed + c), so that a long run holds only one chunk. */
-const CHUNK = 1_000;
-
-function classify(status: number, body: unknown): string {
-  if (Array.isArray(body)) return `${status} batch of ${body.length}`;
-  if (body !== null && typeof body === 'object') {
-    const b = body as { error?: { code?: unknown }; code?: unknown; result?: unknown };
-    if (b.error !== undefined) return `${status} ${String(b.error.code)}`;
-    if (typeof b.code === 'number') return `${status} code ${b.code}`;
-    return `${status} ok`;
-  }
-  return `${status} ${typeof body}`;
+export interface FuzzReport {
+  readonly seed: number;
+  readonly doors: DoorReport[];
+  readonly health: HealthCheck[];
+  /** The gateway's log lines at level error, for the report. */
+  readonly errorLines: string[];
 }
 
-/** What a V8 stack frame or a path into the code looks like inside an answer. */
-const STACK_TRACE = /\bat [\w.<>]+ \(|node:internal|node_modules|\/(dist|src)\/[\w/-]+\.[jt]s/;
+type DoorRunner = (run: DoorRun, target: FuzzTarget) => Promise<void>;
 
-async function sendOne(url: string, key: string, request: HostileRequest): Promise<{ status: number; body: unknown } | { problem: string }> {
-  let response: Response;
-  try {
-    response = await fetch(`${url}${request.path}`, { method: 'POST', headers: { ...request.headers, 'x-api-key': key }, body: request.body, signal: AbortSignal.timeout(10_000) });
-  } catch (error) {
-    return { problem: `no answer: ${error instanceof Error ? `${error.message} ${(error.cause as Error | undefined)?.message ?? ''}` : String(error)}` };
-  }
-  const text = await response.text();
-  if (response.status === 204 && text === '') return { status: 204, body: undefined };
-  // A stack trace tells an attacker the code's layout: no answer may carry one.
-  if (STACK_TRACE.test(text)) return { problem: `HTTP ${response.status} with a stack trace: ${text.slice(0, 200)}` };
-  try {
-    return { status: response.status, body: JSON.parse(text) };
-  } catch {
-    return { problem: `HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 120)}` };
-  }
-}
+const RUNNERS: Record<DoorName, DoorRunner> = {
+  'http bodies': (run, t) => forEachSample(run, hostileRequests(t.validTransactions), postAndCheck(run)),
+  'read methods': (run, t) => forEachSample(run, readArbitraries(t).reads, postAndCheck(run)),
+  'json-rpc batches': (run, t) => forEachSample(run, readArbitraries(t).batches, postAndCheck(run)),
+  // One in five on port + 1, which must refuse every plain request with 426.
+  'methods × paths': (run, t) => forEachSample(run, methodsOnPaths(t.key), sendRawRequests(run, 5)),
+  'raw http, main port': (run, t) => forEachSample(run, hostileRawRequests(t.key), sendRawRequests(run, 0)),
+  'raw http, port + 1': (run, t) => forEachSample(run, hostileRawRequests(t.key), sendRawRequests(run, 1)),
+  upgrades: (run, t) => forEachSample(run, hostileUpgrades(t.key), sendUpgrades(run)),
+  'websocket frames': async (run, t) => {
+    const door = sendFrames(run);
+    try {
+      await forEachSample(run, hostileFrames(t.knownSignatures), door.send, Math.min(run.concurrency, 6));
+    } finally {
+      const notifications = door.close();
+      if (notifications > 0) run.report.classes.set('(notifications received meanwhile)', notifications);
+    }
+  },
+};
 
 export async function fuzzGateway(options: FuzzOptions): Promise<FuzzReport> {
-  const arbitrary = hostileRequests(options.validTransactions);
-  const classes = new Map<string, number>();
-  const failures: FuzzReport['failures'] = [];
-  const rssBefore = options.rss?.() ?? null;
-  let sent = 0;
-  for (let chunk = 0; chunk * CHUNK < options.count; chunk++) {
-    const requests = fc.sample(arbitrary, { seed: options.seed + chunk, numRuns: Math.min(CHUNK, options.count - chunk * CHUNK) });
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: options.concurrency ?? 8 }, async () => {
-        for (;;) {
-          const offset = next++;
-          if (offset >= requests.length) return;
-          const index = chunk * CHUNK + offset;
-          const request = requests[offset]!;
-          const answer = await sendOne(options.url, options.key, request);
-          sent += 1;
-          if (sent % 1_000 === 0) options.onProgress?.(sent);
-          if ('problem' in answer) {
-            failures.push({ index, kind: request.kind, path: request.path, problem: answer.problem });
-            continue;
-          }
-          if (answer.status >= 500) failures.push({ index, kind: request.kind, path: request.path, problem: `HTTP ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}` });
-          // An internal error is a crash answered politely: as much a failure as a 5xx.
-          const internal = (Array.isArray(answer.body) ? answer.body : [answer.body]).some((b) => (b as { error?: { code?: number } } | undefined)?.error?.code === -32603);
-          if (internal) failures.push({ index, kind: request.kind, path: request.path, problem: `internal error (-32603) for ${request.body.toString('utf8').slice(0, 300)}` });
-          const name = classify(answer.status, answer.body);
-          classes.set(name, (classes.get(name) ?? 0) + 1);
-        }
-      }),
-    );
+  const { target, seed } = options;
+  const health = watchHealth(target.url);
+  const doors: DoorReport[] = [];
+  const windows: { door: DoorReport; from: number; to: number }[] = [];
+  let checks: HealthCheck[] = [];
+  try {
+    for (const name of Object.keys(DOORS) as DoorName[]) {
+      const inputs = options.counts[name] ?? 0;
+      if (inputs === 0) continue;
+      const report = newDoorReport(name);
+      doors.push(report);
+      const run: DoorRun = { target, seed, count: inputs, concurrency: options.concurrency ?? 8, report, onSent: () => options.onProgress?.(name, report.sent) };
+      report.rssBeforeMiB = target.rssMiB();
+      const from = Date.now();
+      try {
+        await RUNNERS[name](run, target);
+      } catch (error) {
+        report.failures.push({ door: name, index: -1, kind: 'the fuzzer', problem: `the door's run threw: ${error instanceof Error ? error.stack : String(error)}` });
+      }
+      // Answers in flight when the process died are failures of their own; the exit is this door's.
+      report.rssAfterMiB = target.rssMiB();
+      if (await target.restartIfExited()) {
+        report.exits += 1;
+        report.failures.push({ door: name, index: report.sent, kind: 'process', problem: `the gateway process exited during this door (after about ${report.sent} inputs) and was started again` });
+        health.retarget(target.url);
+      }
+      report.seconds = (Date.now() - from) / 1000;
+      windows.push({ door: report, from, to: Date.now() });
+    }
+  } finally {
+    checks = await health.stop();
   }
-  const toMiB = (bytes: number | null) => (bytes === null ? null : bytes / 2 ** 20);
-  return { seed: options.seed, sent, classes, failures, rssBeforeMiB: toMiB(rssBefore), rssAfterMiB: toMiB(options.rss?.() ?? null) };
+  for (const check of checks) {
+    if (check.problem === undefined) continue;
+    const door = windows.find((w) => check.at >= w.from && check.at <= w.to)?.door ?? doors[doors.length - 1];
+    const failure: Failure = { door: door?.door ?? 'none', index: -1, kind: 'health', problem: `${check.problem} (asked ${new Date(check.at).toISOString()}, ${check.ms} ms)` };
+    door?.failures.push(failure);
+    if (door !== undefined) count(door.classes, '(GET /health failed meanwhile)');
+  }
+  return { seed, doors, health: checks, errorLines: target.errorLines() };
 }

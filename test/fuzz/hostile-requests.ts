@@ -21,14 +21,13 @@ const METHODS = ['sendTransaction', 'sendBundle', 'getSignatureStatuses', 'getBu
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value) ?? 'null');
 
-/** Arbitraries of hostile requests around `validTransactions` (Base64 of real signed transactions). */
-export function hostileRequests(validTransactions: readonly string[]): fc.Arbitrary<HostileRequest> {
-  const path = fc.constantFrom(...PATHS);
-  const valid = fc.constantFrom(...validTransactions);
-  const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json; charset=latin1');
-  const request = (kind: string, body: fc.Arbitrary<Buffer>, paths: fc.Arbitrary<string> = path) =>
-    fc.record({ path: paths, body, type: contentType }).map(({ path: p, body: b, type }) => ({ kind, path: p, headers: { 'content-type': type }, body: b }));
+/** A JSON-RPC request object with hostile fields, its transactions damaged copies of `validTransactions` (also mixed into JSON-RPC batches, hostile-reads.ts). */
+export function hostileRpcObject(validTransactions: readonly string[]) {
+  return hostileParts(validTransactions).rpcObject;
+}
 
+function hostileParts(validTransactions: readonly string[]) {
+  const valid = fc.constantFrom(...validTransactions);
   /** A real transaction's bytes, damaged in one of the ways a buggy client damages them. */
   const damaged = fc.tuple(valid, fc.nat(), fc.nat(255), fc.constantFrom('flip', 'truncate', 'extend', 'sigcount', 'shortvec', 'noncanonical', 'badchars', 'lookup')).map(([b64, at, byte, how]) => {
     const bytes = Buffer.from(b64, 'base64');
@@ -72,6 +71,17 @@ export function hostileRequests(validTransactions: readonly string[]): fc.Arbitr
     { jsonrpc: fc.oneof(fc.constant('2.0'), anything), id: fc.oneof(fc.nat(), fc.string(), fc.constant(null), anything), method: fc.oneof(fc.constantFrom(...METHODS), fc.string({ maxLength: 80 }), anything), params },
     { requiredKeys: [] },
   );
+  return { valid, transactionLike, anything, rpcObject };
+}
+
+/** Arbitraries of hostile requests around `validTransactions` (Base64 of real signed transactions). */
+export function hostileRequests(validTransactions: readonly string[]): fc.Arbitrary<HostileRequest> {
+  const path = fc.constantFrom(...PATHS);
+  const { valid, transactionLike, anything, rpcObject } = hostileParts(validTransactions);
+  const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json; charset=latin1');
+  const request = (kind: string, body: fc.Arbitrary<Buffer>, paths: fc.Arbitrary<string> = path) =>
+    fc.record({ path: paths, body, type: contentType }).map(({ path: p, body: b, type }) => ({ kind, path: p, headers: { 'content-type': type }, body: b }));
+
   const batchObject = fc.record(
     { jsonrpc: fc.oneof(fc.constant('2.0'), anything), id: fc.oneof(fc.nat(), anything), params: fc.oneof(fc.record({ transactions: fc.oneof(fc.array(transactionLike, { maxLength: 8 }), anything), options: fc.oneof(fc.constant([]), anything) }, { requiredKeys: [] }), anything) },
     { requiredKeys: [] },
