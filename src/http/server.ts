@@ -97,6 +97,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
             : [400, 'the request is not valid HTTP/1.1'];
       answerRaw(socket, status, message);
     },
+    // A target Fastify's router cannot decode (`/%ZZ`), and the like: refused in Slipway's shape, the target not echoed.
+    frameworkErrors: (_error, _request, reply) => {
+      (reply as FastifyReply).code(400).send({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message: 'the request target is not a valid path (bad percent-encoding?)' });
+    },
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.

@@ -50,6 +50,11 @@ describe('key holders', () => {
     assert.equal(path.status, 404);
     assert.ok(body.message.startsWith(`no route for GET /${'x'.repeat(63)}…; Slipway serves`), body.message.slice(0, 120));
 
+    // A target the router cannot decode: Slipway's shape, the target not echoed (it was Fastify's own answer, with the URL).
+    const undecodable = await fetch(`${gw.url}/%ZZ${'y'.repeat(5_000)}`);
+    assert.equal(undecodable.status, 400);
+    assert.deepEqual(await undecodable.json(), { code: -32600, message: 'the request target is not a valid path (bad percent-encoding?)' });
+
     // The refusal kept for getSubmissionStatuses holds the short text too.
     const kept = await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[firstSignature(tx)]]);
     assert.equal(kept.body.result.value[0].state, 'rejected');
