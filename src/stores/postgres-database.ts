@@ -30,6 +30,10 @@ export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool 
   const pool = new pg.Pool({ connectionString: url, max, options: `-c search_path=${checkSchemaName(schema)}`, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
   // A connection that breaks while idle is dropped by the pool; requests meanwhile fail on their own.
   pool.on('error', () => {});
+  // One that breaks while checked out (a journal commit when PostgreSQL restarts) emits 'error'
+  // on itself, where the pool listens no more: unheard, that error would end the process. Its
+  // queries fail with it, and the caller is told that way.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
