@@ -1,8 +1,10 @@
 /**
  * Which read methods the gateway forwards to its reads upstream: by default what a client
- * needs to build, send and confirm a transaction or a bundle, and nothing that would make
- * the gateway an open proxy to the operator's (paid) RPC nodes (`getProgramAccounts`,
- * `getBlock`, history scans…). `readMethods` replaces the list (`*`: every method).
+ * needs to build, send and confirm a transaction or a bundle, and what the popular clients
+ * call on the way (gill, anchor, umi, @solana-developers/helpers, kit; a payment found by
+ * its reference with `getSignaturesForAddress`, bounded at 1,000 per call), and nothing that
+ * would make the gateway an open proxy to the operator's (paid) RPC nodes
+ * (`getProgramAccounts`, `getTokenAccountsByOwner`, `getBlock`, range scans…). `readMethods` replaces the list (`*`: every method).
  * `requestAirdrop` is added only where the reads upstream is the embedded ledger or a local
  * cluster (every node on this machine): elsewhere it would ask a real faucet.
  * Slipway's own status methods (getSignatureStatuses and the like) are always served.
@@ -15,10 +17,13 @@ export const DEFAULT_READ_METHODS: readonly string[] = [
   'getEpochInfo',
   'getBalance',
   'getAccountInfo',
+  'getMultipleAccounts',
+  'getTokenAccountBalance',
   'getMinimumBalanceForRentExemption',
   'getFeeForMessage',
   'getRecentPrioritizationFees',
   'getTransaction',
+  'getSignaturesForAddress',
   'simulateTransaction',
   'getVersion',
   'getHealth',

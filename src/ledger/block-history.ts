@@ -64,6 +64,12 @@ export class BlockHistory {
     return this.transactions.get(signature);
   }
 
+  /** The kept transactions, the latest landed first. */
+  *newestFirst(): IterableIterator<[string, LandedTransaction]> {
+    const entries = [...this.transactions];
+    for (let i = entries.length - 1; i >= 0; i--) yield entries[i]!;
+  }
+
   /** The oldest slot whose block is still kept. */
   get firstSlot(): number | undefined {
     return this.blocks.keys().next().value;

@@ -9,10 +9,9 @@ import type { RpcAnswer } from '../upstreams/upstream';
 import { parseWireTransaction, isWireDefect } from '../validation/wire-transaction';
 import type { LandedTransaction } from './block-history';
 import type { LocalLedger } from './local-ledger';
+import { CONFIRMED_DEPTH, FINALIZED_DEPTH } from './local-ledger';
+import { describeParam, invalidParams, isAnswer, parseAddress, type Method } from './rpc-shapes';
 
-type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
-
-const invalidParams = (message: string): RpcAnswer => ({ error: { code: -32602, message } });
 
 const ENCODINGS = new Set(['json', 'base64', 'base58']);
 const DETAILS = new Set(['full', 'signatures', 'none']);
@@ -27,7 +26,7 @@ function configOf(value: unknown): Record<string, unknown> | string {
 function encodingOf(config: Record<string, unknown>): string | RpcAnswer {
   const encoding = config.encoding ?? 'json';
   if (encoding === 'jsonParsed') return invalidParams('encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58');
-  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding)) return invalidParams(`unknown encoding ${JSON.stringify(encoding)}; use json, base64 or base58`);
+  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding)) return invalidParams(`unknown encoding ${describeParam(encoding)}; use json, base64 or base58`);
   return encoding;
 }
 
@@ -82,7 +81,73 @@ function metaOf(landed: LandedTransaction): unknown {
 const withVersion = (landed: LandedTransaction, config: Record<string, unknown>) =>
   config.maxSupportedTransactionVersion === undefined ? {} : { version: landed.version };
 
+/** Agave's limit on `getSignaturesForAddress`. */
+const MAX_SIGNATURES_FOR_ADDRESS = 1_000;
+const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo']);
+
+/** Agave's `memo` field: each memo instruction's text as `[length] text`, joined with "; "; null when none. */
+function memoOf(landed: LandedTransaction): string | null {
+  const wire = parseWireTransaction(landed.wire);
+  if (isWireDefect(wire)) return null;
+  const memos = wire.instructions
+    .filter((ix) => MEMO_PROGRAMS.has(bs58.encode(wire.staticAccountKeys[ix.programIdIndex] ?? Buffer.alloc(0))))
+    .map((ix) => `[${ix.data.length}] ${ix.data.toString('utf8')}`);
+  return memos.length === 0 ? null : memos.join('; ');
+}
+
+/** Whether a landed transaction loads `address` (latin1), statically or from a lookup table. */
+function mentions(landed: LandedTransaction, address: Uint8Array, base58: string): boolean {
+  const wire = parseWireTransaction(landed.wire);
+  if (!isWireDefect(wire) && wire.staticAccountKeys.some((key) => key.equals(address))) return true;
+  return landed.loadedAddresses.writable.includes(base58) || landed.loadedAddresses.readonly.includes(base58);
+}
+
 export const BLOCK_RPC_METHODS: Record<string, Method> = {
+  /**
+   * Newest first, from the transactions the ledger still keeps (the last 10,000): a node
+   * without long-term storage answers the same way. Commitment `confirmed` (the default)
+   * or `finalized`, as on Agave (`processed` is refused).
+   */
+  getSignaturesForAddress: (ledger, params) => {
+    const address = parseAddress(params[0]);
+    if (isAnswer(address)) return address;
+    const config = configOf(params[1]);
+    if (typeof config === 'string') return invalidParams(config);
+    const limit = config.limit ?? MAX_SIGNATURES_FOR_ADDRESS;
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_FOR_ADDRESS) return invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
+    for (const bound of ['before', 'until'] as const) {
+      if (config[bound] !== undefined && typeof config[bound] !== 'string') return invalidParams(`${bound} must be a transaction signature (base58 string)`);
+    }
+    const commitment = config.commitment ?? 'confirmed';
+    if (commitment === 'processed') return invalidParams('Method does not support commitment below `confirmed`');
+    if (commitment !== 'confirmed' && commitment !== 'finalized') return invalidParams('commitment must be confirmed or finalized');
+    const minContextSlot = config.minContextSlot;
+    if (typeof minContextSlot === 'number' && ledger.currentSlot < minContextSlot) {
+      return { error: { code: -32016, message: 'Minimum context slot has not been reached', data: { contextSlot: ledger.currentSlot } } };
+    }
+    const depth = commitment === 'finalized' ? FINALIZED_DEPTH : CONFIRMED_DEPTH;
+    const base58 = params[0] as string;
+    const found: unknown[] = [];
+    let started = config.before === undefined;
+    for (const [signature, landed] of ledger.history.newestFirst()) {
+      if (!started) {
+        started = signature === config.before;
+        continue;
+      }
+      if (signature === config.until || found.length >= limit) break;
+      if (ledger.currentSlot - landed.slot < depth || !mentions(landed, address, base58)) continue;
+      found.push({
+        signature,
+        slot: landed.slot,
+        err: landed.err,
+        memo: memoOf(landed),
+        blockTime: ledger.history.block(landed.slot)?.blockTime ?? null,
+        confirmationStatus: ledger.currentSlot - landed.slot >= FINALIZED_DEPTH ? 'finalized' : 'confirmed',
+      });
+    }
+    return { result: found };
+  },
+
   getTransaction: (ledger, params) => {
     if (typeof params[0] !== 'string') return invalidParams('params[0] must be a transaction signature (base58 string)');
     const config = configOf(params[1]);

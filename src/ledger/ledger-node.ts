@@ -95,7 +95,6 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
   function call(method: string, params: readonly unknown[], context: CallContext) {
     if (context.path === 'rpc') {
       if (method === 'sendTransaction') return sendTransaction(params, false, true);
-      if (method === 'simulateTransaction') return simulateTransaction(params);
       if (JITO_METHODS.has(method)) return undefined;
     } else if (context.path === 'transactions') {
       if (method === 'sendTransaction') return sendTransaction(params, context.bundleOnly, false);
@@ -129,30 +128,6 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
       else ledger.execute(tx, { path: publicPath ? 'public' : 'private' });
     }
     return ok({ result: tx.signature });
-  }
-
-  function simulateTransaction(params: readonly unknown[]): Result<{ result: unknown }> {
-    const config = (params[1] ?? {}) as Record<string, unknown>;
-    const sigVerify = config.sigVerify === true;
-    const replace = config.replaceRecentBlockhash === true;
-    if (sigVerify && replace) return invalid('sigVerify may not be used with replaceRecentBlockhash');
-    const parsed = parseTransactionParam(params, sigVerify);
-    if (!parsed.ok) return parsed;
-    const simulation = ledger.simulate(parsed.value.tx, { ignoreBlockhash: replace });
-    return ok({
-      result: {
-        context: { slot: ledger.currentSlot, apiVersion: '2.3.0' },
-        value: {
-          err: simulation.err,
-          logs: simulation.logs,
-          accounts: null,
-          unitsConsumed: simulation.unitsConsumed,
-          returnData: null,
-          innerInstructions: null,
-          replacementBlockhash: replace ? ledger.latestBlockhash() : null,
-        },
-      },
-    });
   }
 
   function sendBundle(params: readonly unknown[]): Result<{ result: unknown }> {

@@ -5,71 +5,21 @@
  * an error the way an Agave node does.
  */
 import { BLOCK_RPC_METHODS } from './block-rpc';
-import bs58 from 'bs58';
+import { FEE_RPC_METHODS } from './fee-rpc';
+import { TOKEN_RPC_METHODS } from './token-rpc';
 import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
+import { JITO_TIP_ACCOUNTS } from './jito-tip-accounts';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
+import { SOLANA_CORE_VERSION, configOf, encodeAccount, invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
+import { simulateTransaction } from './simulate-rpc';
 
-/** Jito's mainnet tip accounts: a tip is a plain transfer to one of them. */
-export const JITO_TIP_ACCOUNTS = [
-  '96gYZGLnJYVFmbjzopPSU6QiEV5fGqZNyN9nmNhvrZU5',
-  'HFqU5x63VTqvQss8hp11i4wVV8bD44PvwucfZ2bU7gRe',
-  'Cw8CFyM9FkoMi7K7Crf6HNQqf4uEMzpKw6QNghXLvLkY',
-  'ADaUMid9yfUytqMBgopwjb2DTLSokTSzL1zt6iGPaS49',
-  'DfXygSm4jCyNCybVYYK6DwvWqjKee8pbDmJGcLWNDXjh',
-  'ADuUkR4vqLUMWXxW9gh6D6L8pMSawimctcNZ5pGwDcEt',
-  'DttWaMuVvTiduZRnguLF7jNxTgiMBZ1hyAumKUiL2KRL',
-  '3AVi9Tg9Uo68tJfuvoKvqKNWKkC5wPdSSdeBnizKZ6jT',
-];
-
-/** The Solana version the ledger's RPC claims, for clients that check features by version. */
-const SOLANA_CORE_VERSION = '2.3.0';
-const API_VERSION = SOLANA_CORE_VERSION;
 const MAX_SIGNATURE_STATUSES = 256;
 /** Agave's limit on `getSlotLeaders`. */
 const MAX_SLOT_LEADERS = 5_000;
 const MAX_BUNDLE_IDS = 5;
 /** Solana's MAX_PERMITTED_DATA_LENGTH: 10 MiB. */
 const MAX_ACCOUNT_DATA_LENGTH = 10 * 1024 * 1024;
-
-type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;
-
-const invalidParams = (message: string): RpcAnswer => ({ error: { code: -32602, message } });
-
-function withContext(ledger: LocalLedger, value: unknown): RpcAnswer {
-  return { result: { context: { slot: ledger.currentSlot, apiVersion: API_VERSION }, value } };
-}
-
-function parseAddress(value: unknown): Uint8Array | RpcAnswer {
-  if (typeof value !== 'string') return invalidParams('Invalid param: expected a base58 address string');
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(value);
-  } catch {
-    return invalidParams('Invalid param: Invalid');
-  }
-  return bytes.length === 32 ? bytes : invalidParams('Invalid param: WrongSize');
-}
-
-const isAnswer = (value: unknown): value is RpcAnswer => !(value instanceof Uint8Array);
-
-function encodeAccount(account: NonNullable<ReturnType<LocalLedger['getAccount']>>, encoding: unknown): unknown {
-  const data =
-    encoding === 'base58' ? [bs58.encode(account.data), 'base58'] : [Buffer.from(account.data).toString('base64'), 'base64'];
-  return {
-    data,
-    executable: account.executable,
-    lamports: Number(account.lamports),
-    owner: bs58.encode(account.owner),
-    rentEpoch: Number.MAX_SAFE_INTEGER < account.rentEpoch ? 18446744073709551615 : Number(account.rentEpoch),
-    space: account.data.length,
-  };
-}
-
-function configOf(params: readonly unknown[], index: number): Record<string, unknown> {
-  const value = params[index];
-  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-}
 
 function confirmationOf(ledger: LocalLedger, slot: number): { confirmations: number | null; confirmationStatus: 'processed' | 'confirmed' | 'finalized' } {
   const depth = ledger.currentSlot - slot;
@@ -103,6 +53,9 @@ function bundleIdsOf(params: readonly unknown[]): string[] | RpcAnswer {
 
 export const LEDGER_RPC_METHODS: Record<string, Method> = {
   ...BLOCK_RPC_METHODS,
+  ...FEE_RPC_METHODS,
+  ...TOKEN_RPC_METHODS,
+  simulateTransaction,
   getHealth: () => ({ result: 'ok' }),
   getVersion: () => ({ result: { 'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0 } }),
   getSlot: (ledger) => ({ result: ledger.currentSlot }),

@@ -17,6 +17,7 @@ import { LeaderSchedule } from './leader-schedule';
 import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
 import { BlockHistory } from './block-history';
 import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
+import { JITO_TIP_ACCOUNTS } from './jito-tip-accounts';
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
 export const MAX_PROCESSING_AGE = 150;
@@ -86,6 +87,26 @@ export interface ExecutionOutcome {
   readonly included: boolean;
   /** Balances of its accounts before and after, when it ran (static keys, then loaded writable, then loaded readonly). */
   readonly balances?: { readonly pre: number[]; readonly post: number[]; readonly loaded: { writable: string[]; readonly: string[] } };
+}
+
+/** An instruction a program invoked, in the order they ran, with its depth (2: called by a top-level instruction). */
+export interface InnerInstructionView {
+  readonly programIdIndex: number;
+  readonly accounts: Uint8Array;
+  readonly data: Uint8Array;
+  readonly stackHeight: number;
+}
+
+/** A simulation's outcome and what `simulateTransaction` may report of it. */
+export interface SimulationOutcome extends ExecutionOutcome {
+  /** The transaction's account keys: static, then loaded writable, then loaded readonly. */
+  readonly accountKeys: readonly Uint8Array[];
+  /** Its accounts as they would be after it, when it succeeded (empty when it failed). */
+  readonly postAccounts: readonly { readonly address: Uint8Array; readonly account: AccountView }[];
+  /** Per top-level instruction, the instructions it invoked. */
+  readonly innerInstructions: readonly (readonly InnerInstructionView[])[];
+  /** What the last program to set it returned, or null when none did. */
+  readonly returnData: { readonly programId: Uint8Array; readonly data: Uint8Array } | null;
 }
 
 export interface SignatureStatus {
@@ -162,6 +183,7 @@ export class LocalLedger {
       this.latest = svm.latestBlockhash();
       this.blockhashes.set(this.latest, this.slot);
       this.history.beginSlot(this.slot, this.latest);
+      this.createGenesisAccounts();
       return;
     }
     this.slot = saved.slot;
@@ -182,6 +204,22 @@ export class LocalLedger {
     this.journalSeq = saved.journalSeq;
     this.transactionCount = saved.transactionCount ?? this.statuses.size;
     this.savedAt = saved.savedAt;
+    // A state saved before they were created at genesis gets them now.
+    this.createGenesisAccounts();
+  }
+
+  /**
+   * Accounts a cluster has from its start: Jito's tip accounts, rent-exempt (as on mainnet,
+   * where they exist and hold balances), so that a tip of the minimum lands.
+   */
+  private createGenesisAccounts(): void {
+    const rentExempt = this.svm.minimumBalanceForRentExemption(0n);
+    for (const tipAccount of JITO_TIP_ACCOUNTS) {
+      const address = bs58.decode(tipAccount);
+      if ((this.svm.getAccount(address)?.lamports() ?? 0n) > 0n) continue;
+      this.svm.setAccount(address, new Account(rentExempt, new Uint8Array(0), SYSTEM_PROGRAM, false, 0n));
+      this.touched.add(Buffer.from(address).toString('latin1'));
+    }
   }
 
   /** A fresh ledger, or the one saved in `dir` by `save`. */
@@ -256,17 +294,35 @@ export class LocalLedger {
     return this.blockhashes.has(blockhash);
   }
 
-  /**
-   * Runs the transaction without committing anything (preflight). `ignoreBlockhash` is
-   * `simulateTransaction`'s `replaceRecentBlockhash`: the blockhash is not checked.
-   */
-  simulate(tx: ValidatedTransaction, options: { ignoreBlockhash?: boolean } = {}): ExecutionOutcome {
-    const refused = this.checkAdmission(tx, options.ignoreBlockhash === true);
+  /** Runs the transaction without committing anything (preflight): its outcome. */
+  simulate(tx: ValidatedTransaction): ExecutionOutcome {
+    const refused = this.checkAdmission(tx);
     if (refused !== undefined) return refused;
+    const result = this.simulateOnly(tx);
+    return result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result.meta());
+  }
+
+  /**
+   * `simulateTransaction`: the outcome with what a client may ask for besides (the accounts
+   * after, inner instructions, return data). `replaceBlockhash`: the transaction is run as if
+   * signed with the latest blockhash, so neither its blockhash nor (its message being another)
+   * the status cache is checked, as Agave does.
+   */
+  simulateInDetail(tx: ValidatedTransaction, options: { replaceBlockhash: boolean }): SimulationOutcome {
+    const loaded = this.loadedAddresses(tx.wire);
+    const accountKeys = [...tx.wire.staticAccountKeys, ...loaded.writable, ...loaded.readonly];
+    const refused = options.replaceBlockhash ? undefined : this.checkAdmission(tx);
+    if (refused !== undefined) return { ...refused, accountKeys, postAccounts: [], innerInstructions: [], returnData: null };
+    const result = this.simulateOnly(tx);
+    if (result instanceof FailedTransactionMetadata) return { ...failed(tx.signature, result), accountKeys, postAccounts: [], ...detailsOf(result.meta()) };
+    const meta = result.meta();
+    const postAccounts = result.postAccounts().map((entry) => ({ address: entry.address, account: viewOf(entry.account()) }));
+    return { ...succeeded(tx.signature, meta), accountKeys, postAccounts, ...detailsOf(meta) };
+  }
+
+  private simulateOnly(tx: ValidatedTransaction) {
     const bytes = tx.wire.bytes;
-    const result = tx.wire.version === 'legacy' ? this.svm.simulateLegacyTransaction(bytes) : this.svm.simulateVersionedTransaction(bytes);
-    if (result instanceof FailedTransactionMetadata) return failed(tx.signature, result);
-    return succeeded(tx.signature, result.meta());
+    return tx.wire.version === 'legacy' ? this.svm.simulateLegacyTransaction(bytes) : this.svm.simulateVersionedTransaction(bytes);
   }
 
   /** Executes and commits one transaction, as a leader including it in the current slot would. */
@@ -292,6 +348,10 @@ export class LocalLedger {
    * bundle could have written is put back as it was and none of its transactions gets a status.
    */
   executeBundle(bundleId: string, txs: readonly ValidatedTransaction[], options: { replay?: boolean } = {}): BundleOutcome {
+    // The same bundle again after it landed (a resend whose first answer was lost): it stays
+    // landed, as a block engine reports it, rather than failing as already processed.
+    const landed = this.bundles.get(bundleId);
+    if (landed?.landed === true) return { landed: true, slot: landed.slot, outcomes: [] };
     const saved = this.snapshotAccounts(txs);
     const outcomes: ExecutionOutcome[] = [];
     for (const [index, tx] of txs.entries()) {
@@ -337,14 +397,7 @@ export class LocalLedger {
 
   getAccount(address: Uint8Array): AccountView | null {
     const account = this.svm.getAccount(address);
-    if (account === null || account.lamports() === 0n) return null;
-    return {
-      lamports: account.lamports(),
-      data: account.data(),
-      owner: account.owner(),
-      executable: account.executable(),
-      rentEpoch: account.rentEpoch(),
-    };
+    return account === null || account.lamports() === 0n ? null : viewOf(account);
   }
 
   minimumBalanceForRentExemption(dataLength: number): bigint {
@@ -498,6 +551,22 @@ export class LocalLedger {
 function configure(svm: LiteSVM): LiteSvm {
   svm.withSigverify(false).withBlockhashCheck(false).withTransactionHistory(0n);
   return (svm as unknown as { inner: LiteSvm }).inner;
+}
+
+function viewOf(account: Account): AccountView {
+  return { lamports: account.lamports(), data: account.data(), owner: account.owner(), executable: account.executable(), rentEpoch: account.rentEpoch() };
+}
+
+function detailsOf(meta: TransactionMetadata): Pick<SimulationOutcome, 'innerInstructions' | 'returnData'> {
+  const innerInstructions = meta.innerInstructions().map((list) =>
+    list.map((inner) => {
+      const instruction = inner.instruction();
+      return { programIdIndex: instruction.programIdIndex(), accounts: instruction.accounts(), data: instruction.data(), stackHeight: inner.stackHeight() };
+    }),
+  );
+  const returned = meta.returnData();
+  const data = returned.data();
+  return { innerInstructions, returnData: data.length === 0 ? null : { programId: returned.programId(), data } };
 }
 
 function succeeded(signature: string, meta: TransactionMetadata): ExecutionOutcome {

@@ -46,6 +46,12 @@ export interface SubmissionPipeline {
   handedOverWatermark(): number;
 }
 
+/** What became of a transaction sent once: `duplicate` when the cluster or the network had it already. */
+interface Sent {
+  readonly signature: string;
+  readonly duplicate: boolean;
+}
+
 /** Landed bundles remembered for resubmissions (about 600 bytes each with five signatures). */
 const MAX_LANDED_BUNDLES = 100_000;
 
@@ -87,7 +93,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   }
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
-  const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<string>> }>();
+  const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<Sent>> }>();
   let lastSeq = initialSeq;
 
   /** Journals a submission whose route has answered (each transaction with its state), then tracks what is on its way. */
@@ -128,16 +134,16 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   }
 
   /** A transaction this gateway has not seen: claimed across the cluster (with a shared store), then forwarded. */
-  async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
+  async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
     if (claims === undefined) return forwardFresh(tx, options, context);
     const id = tx.digest.toString('hex');
     const claimed = await claim([id]);
     if (!claimed.ok) return claimed;
     if (!claimed.value[0]) {
       recent.remember(tx);
-      return ok(tx.signature);
+      return ok({ signature: tx.signature, duplicate: true });
     }
-    let result: Result<string> | undefined;
+    let result: Result<Sent> | undefined;
     try {
       result = await forwardFresh(tx, options, context);
       return result;
@@ -146,7 +152,7 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     }
   }
 
-  async function forwardFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>> {
+  async function forwardFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
     const receivedAt = Date.now();
     const route = router.route('sendTransaction', context.antiMev);
     if (!route.ok) return route;
@@ -159,20 +165,32 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     if (!options.skipPreflight) {
       const simulation = await preflight(router.simulators(route.value), tx);
       if (!simulation.ok) return simulation;
+      if (simulation.value.err === 'AlreadyProcessed') return adoptProcessed(tx, context, route.value);
       if (simulation.value.err !== null) return fail(preflightFailure(simulation.value));
     }
     const decision = context.antiMev ? await holdUnlessSafe('transaction', context, route.value, [tx], options, receivedAt) : undefined;
     if (decision === 'held') {
       recent.remember(tx);
       countTransactions('sendTransaction');
-      return ok(tx.signature);
+      return ok({ signature: tx.signature, duplicate: false });
     }
     const outcome = await sendToRoute(route.value, tx, options);
     await journalize('transaction', context, route.value, [tx], [withEvidence(stateAfter(outcome), outcome.accepted, route.value, decision)]);
     if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     countTransactions('sendTransaction');
-    return ok(tx.signature);
+    return ok({ signature: tx.signature, duplicate: false });
+  }
+
+  /**
+   * The network already has the transaction (a resend whose first answer was lost, perhaps
+   * through another gateway that died before answering): nothing is sent again; it is
+   * journaled and followed like any other, and answered with its signature.
+   */
+  async function adoptProcessed(tx: ValidatedTransaction, context: SubmissionContext, route: readonly Upstream[]): Promise<Result<Sent>> {
+    await journalize('transaction', context, route, [tx], [{ state: 'forwarded' }]);
+    recent.remember(tx);
+    return ok({ signature: tx.signature, duplicate: true });
   }
 
   /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */
@@ -308,13 +326,13 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       }
       const key = tx.wire.signatures[0]!.toString('latin1');
       const pending = inFlight.get(key);
-      if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return pending.result;
+      if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return signatureOf(await pending.result);
       const result = sendFresh(tx, options, context).catch(journalFailure);
       inFlight.set(key, { bytes: tx.wire.bytes, result });
       try {
         const settled = await result;
-        countSubmission('sendTransaction', settled.ok ? 'accepted' : 'refused');
-        return settled;
+        countSubmission('sendTransaction', !settled.ok ? 'refused' : settled.value.duplicate ? 'duplicate' : 'accepted');
+        return signatureOf(settled);
       } finally {
         inFlight.delete(key);
       }
@@ -329,6 +347,8 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     },
   };
 }
+
+const signatureOf = (result: Result<Sent>): Result<string> => (result.ok ? ok(result.value.signature) : result);
 
 /** The journal could not record a submission its route had already taken. */
 class JournalUnavailable extends Error {

@@ -18,7 +18,8 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
     simulate: async (tx) => ({ ...ledger.simulate(tx), slot: ledger.currentSlot }),
     sendTransaction: async (tx) => {
       const outcome = ledger.execute(tx);
-      return { dropped: outcome.included ? null : outcome.errText };
+      // Already processed (a resend whose first answer was lost): the ledger has it; not dropped.
+      return { dropped: outcome.included || outcome.err === 'AlreadyProcessed' ? null : outcome.errText };
     },
     admitBundle: async () => null,
     sendBundle: async (bundleId, txs) => {

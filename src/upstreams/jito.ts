@@ -7,7 +7,7 @@
  */
 import bs58 from 'bs58';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import { JsonRpcClient } from './json-rpc-client';
+import { JsonRpcClient, alreadyProcessed } from './json-rpc-client';
 import { resultOf } from './solana-rpc';
 import type { BundleStatusView, Upstream } from './upstream';
 
@@ -60,7 +60,7 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
         () => false,
       );
       const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64' }], tipped ? '/transactions?bundleOnly=true' : '/transactions');
-      if (results.some((r) => r.status === 'fulfilled' && 'result' in r.value)) return { dropped: null };
+      if (results.some((r) => r.status === 'fulfilled' && ('result' in r.value || alreadyProcessed(r.value)))) return { dropped: null };
       throw new Error(`no block engine took the transaction: ${describeFailures(results)}`);
     },
     async admitBundle(txs) {

@@ -25,6 +25,16 @@ const NODE_FAULT_CODES = new Set([-32005, -32603, -32097]);
 export type JsonRpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
 /**
+ * Whether a node or engine refused a send because it has processed the transaction already
+ * (its preflight's `AlreadyProcessed`): the network has it, which is what the send was for.
+ */
+export function alreadyProcessed(answer: JsonRpcAnswer): boolean {
+  if (!('error' in answer) || answer.error.code !== -32002) return false;
+  const data = answer.error.data as { err?: unknown } | undefined;
+  return data?.err === 'AlreadyProcessed';
+}
+
+/**
  * An answer larger than the client's limit: the request asked for too much (a node that
  * answers it is healthy), so it is neither failed over nor counted against the endpoint.
  */

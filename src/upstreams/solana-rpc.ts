@@ -5,7 +5,7 @@
  * in the JSON-RPC client.
  */
 import { describeTransactionErrorJson, type TransactionErrorJson } from '../ledger/transaction-error';
-import { JsonRpcClient, type JsonRpcAnswer } from './json-rpc-client';
+import { JsonRpcClient, alreadyProcessed, type JsonRpcAnswer } from './json-rpc-client';
 import type { SignatureStatusView, Upstream } from './upstream';
 
 export interface SolanaRpcUpstreamConfig {
@@ -52,7 +52,7 @@ export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstre
     },
     async sendTransaction(tx) {
       const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }]);
-      if (results.some((r) => r.status === 'fulfilled' && 'result' in r.value)) return { dropped: null };
+      if (results.some((r) => r.status === 'fulfilled' && ('result' in r.value || alreadyProcessed(r.value)))) return { dropped: null };
       const reasons = results.map((r) => (r.status === 'rejected' ? String((r.reason as Error).message) : `refused: ${(r.value as { error: { message: string } }).error.message}`));
       throw new Error(`no RPC node took the transaction: ${reasons.join('; ')}`);
     },

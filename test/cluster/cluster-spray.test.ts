@@ -4,7 +4,8 @@
  * (which drops a fifth of what it is sent, so that rebroadcast matters). A client sprays
  * transactions across them; one gateway is killed (-9) mid-run and the client carries on
  * with the others. Every transaction answered with success lands exactly once, none is lost,
- * and a key's rate limit holds across the instances together.
+ * and a key's rate limit holds across the instances together. A resend of what a dead gateway
+ * had already forwarded is answered with success, and a duplicate is counted as one.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,15 +14,21 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { Redis } from 'ioredis';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
+import { digestWireTransaction } from '../../src/validation/transaction-digest';
 import { makeDataDir } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { SLIPWAY, runCli, startServer, type ServerProcess } from '../helpers/process';
 import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
-import { post } from '../helpers/rpc';
+import { post, rpc, submitBatch } from '../helpers/rpc';
 import { until } from '../helpers/until';
 
 const TRANSACTIONS = 3_000;
+/** A transaction's ID: its first signature in base58. */
+const bs58Signature = (tx: string) => bs58.encode(Transaction.from(Buffer.from(tx, 'base64')).signatures[0]!.signature!);
 const PAYERS = 10;
 const IN_FLIGHT = 24;
 const FEE = 5_000;
@@ -132,6 +139,106 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     t.diagnostic(`rate limit across 3 instances: ${accepted} accepted (expected ${expected.toFixed(0)}), ${limited} refused with 429 in ${seconds.toFixed(2)} s`);
     assert.ok(limited > accepted, 'offered well above the limit');
     assert.ok(Math.abs(accepted - expected) <= expected * 0.1, `accepted ${accepted}, expected about ${expected.toFixed(0)}`);
+  });
+
+  const status = async (signature: string) => ((await ledgerRpc('getSignatureStatuses', [[signature]])).value as unknown[])[0];
+  const balanceOf = async (address: PublicKey) => (await ledgerRpc('getBalance', [address.toBase58()])).value as number;
+  /** Sent straight to the ledger node until it lands (it drops a fifth of what it is sent). */
+  const landDirectly = (tx: string) =>
+    until(
+      async () => {
+        await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return status(bs58Signature(tx));
+      },
+      (s) => s !== null && s !== undefined,
+      10_000,
+    );
+
+  it("a resend of bytes a dead gateway had claimed and forwarded is answered with success (transaction, batch members, bundle), and nothing is paid twice", async () => {
+    const { payers, transfer } = await funding(1);
+    const payer = payers[0]!;
+    const single = await transfer(0, 2_000_000);
+    const batch = [await transfer(1, 2_000_001), await transfer(2, 2_000_002)];
+    const tip = new PublicKey(JITO_TIP_ACCOUNTS[0]!);
+    const { blockhash } = (await ledgerRpc('getLatestBlockhash', [])).value;
+    const bundleTx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 2_000_003 }),
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: tip, lamports: 1_000 }),
+    );
+    bundleTx.sign(payer);
+    const bundle = bundleTx.serialize().toString('base64');
+
+    // What gateway A did before it was killed: claimed the transaction across the cluster
+    // (the claim outlives it for 10 s) and forwarded it; the network took it.
+    const redis = new Redis(REDIS_URL);
+    try {
+      await redis.set(`${prefix}dup:${digestWireTransaction(Buffer.from(single, 'base64')).toString('hex')}`, 'pending', 'PX', 10_000);
+    } finally {
+      await redis.quit();
+    }
+    for (const tx of [single, ...batch]) await landDirectly(tx);
+    let bundleId = '';
+    await until(
+      async () => {
+        bundleId = (await post(`${ledgerUrl}/api/v1/bundles`, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [[bundle], { encoding: 'base64' }] })).body.result;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return status(bs58Signature(bundle));
+      },
+      (s) => s !== null && s !== undefined,
+      10_000,
+    );
+    const paid = await balanceOf(payer.publicKey);
+
+    // The client never heard back, and resends the same bytes to gateway B, with preflight.
+    const gateway = gateways[2]!.url;
+    const resent = await post(gateway, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [single, { encoding: 'base64' }] }, { 'x-api-key': key });
+    assert.equal(resent.status, 200, JSON.stringify(resent.body));
+    assert.equal(resent.body.result, bs58Signature(single));
+    const batchAnswer = await submitBatch(gateway, key, batch);
+    assert.equal(batchAnswer.status, 200, JSON.stringify(batchAnswer.body));
+    assert.equal(batchAnswer.body.code, 1, JSON.stringify(batchAnswer.body));
+    assert.deepEqual(batchAnswer.body.signatures, batch.map(bs58Signature));
+    const bundleAnswer = await rpc(gateway, key, 'sendBundle', [[bundle], { encoding: 'base64' }]);
+    assert.equal(bundleAnswer.status, 200, JSON.stringify(bundleAnswer.body));
+    assert.equal(bundleAnswer.body.result, bundleId);
+
+    // Followed to landed like any other, and paid for once.
+    const signatures = [single, ...batch, bundle].map(bs58Signature);
+    const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      await until(
+        async () => (await client.query<{ signature: string }>("SELECT DISTINCT signature FROM submission_transactions WHERE signature = ANY($1) AND state = 'landed'", [signatures])).rows.length,
+        (n) => n === signatures.length,
+        10_000,
+      );
+    } finally {
+      await client.end();
+    }
+    assert.equal(await balanceOf(payer.publicKey), paid);
+  });
+
+  it('the same transactions sent to two gateways at once are counted 20 accepted and 20 duplicate, not 40 accepted', async () => {
+    const { transfer } = await funding(2);
+    const txs: string[] = [];
+    for (let i = 0; i < 20; i++) txs.push(await transfer(i, 3_000_000 + i));
+    const counts = async () => {
+      const counted = { accepted: 0, duplicate: 0 };
+      for (const gw of gateways.slice(0, 2)) {
+        const text = await (await fetch(`${gw.url}/metrics`)).text();
+        for (const outcome of ['accepted', 'duplicate'] as const) {
+          const line = text.split('\n').find((l) => l.startsWith('slipway_submissions_total{') && l.includes('operation="sendTransaction"') && l.includes(`outcome="${outcome}"`));
+          counted[outcome] += line === undefined ? 0 : Number(line.split(' ').pop());
+        }
+      }
+      return counted;
+    };
+    const before = await counts();
+    const answers = await Promise.all(txs.flatMap((tx) => gateways.slice(0, 2).map((gw) => send(gw.url, key, tx))));
+    for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const after = await counts();
+    assert.deepEqual({ accepted: after.accepted - before.accepted, duplicate: after.duplicate - before.duplicate }, { accepted: 20, duplicate: 20 });
   });
 
   it('every transaction answered with success lands exactly once, through a kill -9 of one gateway mid-run', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/ledger-rpc';
+import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
 import { computeBundleId } from '../../src/pipeline/bundle-id';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
