@@ -92,7 +92,7 @@ describe('the gateway in front of bin/slipway ledger', () => {
         const batch = await submitBatch(gw.url, gw.key, [await transferTx(c, alice, carol.publicKey, 2_000_000)]);
         const tipped = new Transaction({ feePayer: alice.publicKey, recentBlockhash: (await c.getLatestBlockhash()).blockhash }).add(
           SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: dave.publicKey, lamports: 3_000_000 }),
-          SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[1]!), lamports: 1_000_000 }),
+          SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[1]!), lamports: 1_000 }),
         );
         tipped.sign(alice);
         const bundle = await rpc(gw.url, gw.key, 'sendBundle', [[tipped.serialize().toString('base64')], { encoding: 'base64' }]);

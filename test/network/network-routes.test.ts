@@ -46,8 +46,8 @@ const stateOf = async (signatureOrBundleId: string) => {
 };
 const sends = (node: number, path = 'rpc') => cluster.nodes[node]!.calls.filter((c) => c.method === 'sendTransaction' && c.path === path).length;
 
-/** A transfer that also tips the block engine (enough to create the tip account on a fresh ledger). */
-async function tippedBundle(payer: Keypair, to: PublicKey, lamports: number, tip = 1_000_000): Promise<string> {
+/** A transfer that also tips the block engine its documented minimum (the tip accounts exist from genesis). */
+async function tippedBundle(payer: Keypair, to: PublicKey, lamports: number, tip = 1_000): Promise<string> {
   const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: (await connection.getLatestBlockhash()).blockhash }).add(
     SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports }),
     SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }),
