@@ -15,6 +15,8 @@ import { SOLANA_CORE_VERSION, configOf, encodeAccount, invalidParams, isAnswer, 
 import { simulateTransaction } from './simulate-rpc';
 
 const MAX_SIGNATURE_STATUSES = 256;
+/** Agave's limit on `getMultipleAccounts`. */
+const MAX_MULTIPLE_ACCOUNTS = 100;
 /** Agave's limit on `getSlotLeaders`. */
 const MAX_SLOT_LEADERS = 5_000;
 const MAX_BUNDLE_IDS = 5;
@@ -120,6 +122,7 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   },
   getMultipleAccounts: (ledger, params) => {
     if (!Array.isArray(params[0])) return invalidParams('params[0] must be an array of base58 addresses');
+    if (params[0].length > MAX_MULTIPLE_ACCOUNTS) return invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
     const encoding = configOf(params, 1).encoding;
     const accounts: unknown[] = [];
     for (const value of params[0]) {

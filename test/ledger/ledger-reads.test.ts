@@ -124,6 +124,9 @@ describe('simulateTransaction on the local ledger', () => {
     assert.equal(call('simulateTransaction', [tx, { encoding: 'base64', accounts: { addresses } }]).error.message, 'Too many accounts provided; max 3');
     assert.equal(call('simulateTransaction', [tx, { encoding: 'base64', accounts: { addresses: [], encoding: 'base58' } }]).error.message, 'base58 encoding not supported');
     assert.equal(call('simulateTransaction', [tx, { encoding: 'hex' }]).error.message, 'unsupported encoding: hex. Supported encodings: base58, base64');
+    const many = Array.from({ length: 101 }, () => Keypair.generate().publicKey.toBase58());
+    assert.deepEqual(call('getMultipleAccounts', [many]).error, { code: -32602, message: 'Too many inputs provided; max 100' });
+    assert.equal(call('getMultipleAccounts', [many.slice(0, 100)]).result.value.length, 100);
     assert.deepEqual(call('simulateTransaction', [tx, { encoding: 'base64', minContextSlot: ledger.currentSlot + 10 }]).error, {
       code: -32016,
       message: 'Minimum context slot has not been reached',
