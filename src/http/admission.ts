@@ -25,6 +25,7 @@ import type { Socket } from 'node:net';
 import { shedTotal } from '../metrics/metrics';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
 import { OPERATOR_PATHS } from './operator-access';
+import { onResponseDone } from './response-done';
 
 export interface AdmissionLimits {
   /** Open connections per client address; 0: no limit. */
@@ -101,7 +102,7 @@ export class Admission {
   }
 
   /**
-   * Admits the request (it is counted in flight until its response closes), or says why
+   * Admits the request (it is counted in flight until its response or connection closes), or says why
    * not. A refused request must be answered with `Connection: close` when `closeConnection`.
    */
   admit(request: IncomingMessage, response: ServerResponse): { error: SlipwayError; closeConnection: boolean } | null {
@@ -119,7 +120,7 @@ export class Admission {
       return { error: slipwayError('SERVICE_UNAVAILABLE', why.message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: this.shuttingDown };
     }
     this.inFlight.add(response);
-    response.once('close', () => this.inFlight.delete(response));
+    onResponseDone(response, () => this.inFlight.delete(response));
     return null;
   }
 
@@ -137,7 +138,7 @@ export class Admission {
       return slipwayError('RATE_LIMITED', message, { retryAfterMs: RETRY_AFTER_MS });
     }
     this.perKey.set(keyId, open + 1);
-    response.once('close', () => {
+    onResponseDone(response, () => {
       const left = (this.perKey.get(keyId) ?? 1) - 1;
       if (left === 0) this.perKey.delete(keyId);
       else this.perKey.set(keyId, left);

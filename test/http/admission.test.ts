@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
 import { Client } from 'undici';
@@ -106,9 +107,51 @@ describe('overload', () => {
   });
 });
 
+describe('pipelined requests on a connection the client closes', () => {
+  let cluster: Cluster;
+  let gw: TestGateway;
+  before(async () => {
+    cluster = await startCluster(2);
+    gw = await startTestGateway({ maxInFlightRequests: 6, maxInFlightPerKey: 3 }, {
+      upstreams: { slow: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, reads: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
+      routes: { sendTransaction: ['slow'], submitBatch: ['slow'], reads: 'reads' },
+      requestTimeoutMs: 500,
+    });
+  });
+  after(async () => {
+    await gw.close();
+    await cluster.close();
+  });
+
+  it('give back their places in flight (the key\'s and the gateway\'s), though their answers were queued behind a slow one and never written', async () => {
+    const connection = connect(gw.url, gw.key);
+    const alice = await fundedKeypair(connection);
+    const { port } = new URL(gw.url);
+    const request = (body: unknown) => {
+      const text = JSON.stringify(body);
+      return `POST / HTTP/1.1\r\nHost: x\r\nx-api-key: ${gw.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+    };
+    cluster.nodes[0]!.fault('hang');
+    for (let round = 0; round < 3; round++) {
+      // A send that waits on the hanging node, then two reads whose answers queue behind it;
+      // the client goes away before any answer. Three rounds: past both limits if any leaked.
+      const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + round);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(request({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }) + request({ jsonrpc: '2.0', id: 2, method: 'getSlot' }) + request({ jsonrpc: '2.0', id: 3, method: 'getSlot' }));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // all three are in progress
+      socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 700)); // the send has timed out
+    }
+    cluster.nodes[0]!.fault('none');
+    const answers = await Promise.all([0, 1, 2].map(() => callOnce(gw.url, gw.key)));
+    assert.deepEqual(answers.map((a) => [a.status, typeof a.body.result]), [[200, 'number'], [200, 'number'], [200, 'number']], JSON.stringify(answers.map((a) => a.body)));
+  });
+});
+
 describe('a late event loop', () => {
   const request = { method: 'POST', url: '/', socket: {} } as IncomingMessage;
-  const response = () => ({ once: () => {} }) as unknown as ServerResponse;
+  const response = () => ({ once: () => {}, off: () => {}, req: { socket: { destroyed: false, once: () => {} } } }) as unknown as ServerResponse;
   const block = (ms: number) => {
     const end = performance.now() + ms;
     while (performance.now() < end);
