@@ -165,6 +165,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const dashboard = new DashboardFeed({ journal, keys: () => keyStore.list(), logError });
   // One admission for every listener: connections per address are counted across the ports.
   const admission = new Admission({ maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxInFlightPerKey: config.maxInFlightPerKey, maxEventLoopDelayMs: config.maxEventLoopDelayMs });
+  const keyLimits = createKeyLimits(limiter);
   const server = createHttpServer({
     authenticator,
     pipeline,
@@ -172,7 +173,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     validator,
     statusView,
     refusals,
-    limits: createKeyLimits(limiter),
+    limits: keyLimits,
     bundleResult: config.bundleResult,
     readAllowed: readMethodPolicy(config.readMethods, isLocalUpstream(network.upstreams[network.routes.reads]!)),
     logLevel: config.logLevel,
@@ -230,6 +231,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     authenticator,
     router,
     admission,
+    keyLimits,
     pollIntervalMs: network.subscriptionPollMs,
     limits: {
       perConnection: config.maxSubscriptionsPerConnection,

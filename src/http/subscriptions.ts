@@ -18,13 +18,20 @@
  *
  * One timer polls statuses for every open subscription, up to 256 signatures per request;
  * a batch the upstream refuses is split so that one entry never holds up the others.
+ *
+ * Subscriptions are reads, and cost the operator's upstream as reads do: a subscribe counts
+ * one against the key's reads per second (refused past it, as HTTP reads are), and each
+ * round's status requests for a key's signatures count one per 256 signatures (a fraction for
+ * fewer: they share a request with others'). A key past its rate has
+ * its signatures polled less often (in turn, so none starves), not dropped.
  */
 import http, { type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Authenticator } from '../auth/authenticator';
-import type { SlipwayError } from '../errors/error-catalogue';
+import { toJsonRpcError, type SlipwayError } from '../errors/error-catalogue';
+import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { SignatureStatusView } from '../upstreams/upstream';
 import type { Admission } from './admission';
@@ -55,6 +62,8 @@ export interface SubscriptionServerOptions {
   readonly authenticator: Authenticator;
   readonly router: Router;
   readonly admission: Admission;
+  /** The keys' reads per second, which subscribing and polling count against. */
+  readonly keyLimits: Pick<KeyLimits, 'reads'>;
   readonly pollIntervalMs: number;
   readonly limits: SubscriptionLimits;
   /** The main port's time-outs, for the listener on port + 1. */
@@ -91,6 +100,8 @@ export class SubscriptionServer {
   private poller: NodeJS.Timeout | undefined;
   private readonly housekeeper: NodeJS.Timeout;
   private polling = false;
+  /** Per key with a reads rate: the batch its next round starts at, so that none starves. */
+  private readonly nextBatch = new Map<string, number>();
 
   constructor(private readonly options: SubscriptionServerOptions) {
     this.housekeeper = setInterval(() => this.housekeeping(), HOUSEKEEPING_MS);
@@ -227,13 +238,31 @@ export class SubscriptionServer {
       case 'slotSubscribe': {
         const over = this.overLimit(peer);
         if (over !== null) return refuse(over);
-        const subscription = ++this.nextId;
-        if (request.method === 'signatureSubscribe') this.signatures.set(subscription, { socket, id: subscription, signature: request.signature, commitment: request.commitment });
-        else this.slots.set(subscription, socket);
-        peer.subscriptions.add(subscription);
-        this.countForKey(peer.keyId, 1);
-        this.startPolling();
-        return reply(subscription);
+        const key = this.options.authenticator.authenticate(peer.presentedKey);
+        if (key === null) return; // revoked: housekeeping closes the socket within a second
+        const add = () => {
+          const subscription = ++this.nextId;
+          if (request.method === 'signatureSubscribe') this.signatures.set(subscription, { socket, id: subscription, signature: request.signature, commitment: request.commitment });
+          else this.slots.set(subscription, socket);
+          peer.subscriptions.add(subscription);
+          this.countForKey(peer.keyId, 1);
+          this.startPolling();
+          reply(subscription);
+        };
+        if (key.readsPerSecond === null) return add();
+        this.options.keyLimits.reads(key, 1).then(
+          (charged) => {
+            if (!this.peers.has(socket)) return; // closed meanwhile
+            if (!charged.ok) return send(socket, { jsonrpc: '2.0', error: toJsonRpcError(charged.error), id });
+            const overNow = this.overLimit(peer); // others may have subscribed meanwhile
+            return overNow === null ? add() : refuse(overNow);
+          },
+          (error: unknown) => {
+            this.options.logError(error, 'counting a subscription against its key');
+            send(socket, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' }, id });
+          },
+        );
+        return;
       }
       case 'signatureUnsubscribe':
       case 'slotUnsubscribe': {
@@ -304,11 +333,49 @@ export class SubscriptionServer {
         }
         this.lastSlot = slot;
       }
-      const pending = [...this.signatures.values()];
+      const pending = await this.withinReadRates([...this.signatures.values()]);
       for (let i = 0; i < pending.length; i += STATUS_BATCH) await this.notify(pending.slice(i, i + STATUS_BATCH));
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * The subscriptions polled this round: all of a key without a reads rate; of a key with
+   * one, as many batches of 256 as its rate allows, starting where the last round stopped.
+   */
+  private async withinReadRates(pending: SignatureSubscription[]): Promise<SignatureSubscription[]> {
+    const byKey = new Map<string, { presentedKey: string; subscriptions: SignatureSubscription[] }>();
+    for (const subscription of pending) {
+      const peer = this.peers.get(subscription.socket);
+      if (peer === undefined) continue;
+      const entry = byKey.get(peer.keyId) ?? { presentedKey: peer.presentedKey, subscriptions: [] };
+      entry.subscriptions.push(subscription);
+      byKey.set(peer.keyId, entry);
+    }
+    const polled: SignatureSubscription[] = [];
+    for (const [keyId, { presentedKey, subscriptions }] of byKey) {
+      const key = this.options.authenticator.authenticate(presentedKey);
+      if (key === null) continue;
+      if (key.readsPerSecond === null) {
+        polled.push(...subscriptions);
+        continue;
+      }
+      const batches = Math.ceil(subscriptions.length / STATUS_BATCH);
+      const first = (this.nextBatch.get(keyId) ?? 0) % batches;
+      let taken = 0;
+      while (taken < batches) {
+        const batch = subscriptions.slice(((first + taken) % batches) * STATUS_BATCH, (((first + taken) % batches) + 1) * STATUS_BATCH);
+        // A batch costs its share of a status request: a few signatures ride along with others'.
+        const charged = await this.options.keyLimits.reads(key, batch.length / STATUS_BATCH).catch(() => undefined);
+        if (charged === undefined || !charged.ok) break;
+        polled.push(...batch);
+        taken += 1;
+      }
+      this.nextBatch.set(keyId, first + taken);
+    }
+    for (const keyId of this.nextBatch.keys()) if (!byKey.has(keyId)) this.nextBatch.delete(keyId);
+    return polled;
   }
 
   /**

@@ -35,6 +35,7 @@ test('one signature the upstream refuses does not hold up the notifications of t
     authenticator,
     router,
     admission,
+    keyLimits: { reads: async () => ({ ok: true, value: undefined }) },
     pollIntervalMs: 50,
     limits: { perConnection: 1_000, perKey: 10_000, total: 100_000, idleMs: 60_000, pingMs: 60_000 },
     headersTimeoutMs: 10_000,
