@@ -6,14 +6,16 @@
  *
  * Kept per key and signature: the signature of a refused transaction was never verified, so
  * anyone can present anyone's; under one key's name it cannot replace another key's entry,
- * and each key reads only its own. The reason is kept short (the refusal message quotes the
- * client, and 100,000 entries of it are kept).
+ * and each key reads only its own. Bounded per key, too: a key refused in a flood pushes out
+ * its own oldest entries, never another key's. The reason is kept short (the refusal message
+ * quotes the client).
  */
 import bs58 from 'bs58';
 import { clip } from '../errors/client-text';
 import { TtlMap } from './ttl-map';
 
-const MAX_ENTRIES = 100_000;
+/** Per key: what a client refused this often within the time kept can still ask about. */
+const MAX_ENTRIES_PER_KEY = 10_000;
 /** A kept reason's length: what the client was told, enough to act on. */
 const MAX_REASON_CHARS = 240;
 
@@ -24,23 +26,30 @@ export interface Refusal {
 }
 
 export class RecentRefusals {
-  /** By key ID and signature. */
-  private readonly entries: TtlMap<string, Refusal>;
+  /** By key ID (authenticated keys only, so as many as the operator issued), then signature. */
+  private readonly byKey = new Map<string, TtlMap<string, Refusal>>();
 
-  constructor(ttlMs: number) {
-    this.entries = new TtlMap(ttlMs, MAX_ENTRIES);
-  }
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxPerKey = MAX_ENTRIES_PER_KEY,
+  ) {}
 
   /** Records why the transaction whose Base64 is `encoded` was refused, if a signature can be read from it. */
   record(encoded: unknown, keyId: string, reason: string): void {
     if (typeof encoded !== 'string') return;
     const signature = readFirstSignature(encoded);
-    if (signature !== undefined) this.entries.set(`${keyId} ${signature}`, { keyId, reason: clip(reason, MAX_REASON_CHARS), at: Date.now() });
+    if (signature === undefined) return;
+    let entries = this.byKey.get(keyId);
+    if (entries === undefined) {
+      entries = new TtlMap(this.ttlMs, this.maxPerKey);
+      this.byKey.set(keyId, entries);
+    }
+    entries.set(signature, { keyId, reason: clip(reason, MAX_REASON_CHARS), at: Date.now() });
   }
 
   /** Why `keyId`'s transaction with this signature was refused, if it was. */
   get(keyId: string, signature: string): Refusal | undefined {
-    return this.entries.get(`${keyId} ${signature}`);
+    return this.byKey.get(keyId)?.get(signature);
   }
 }
 
