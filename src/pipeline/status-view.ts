@@ -34,7 +34,22 @@ function stringList(value: unknown, max: number, what: string): string[] | strin
 
 export function createStatusView(journal: Journal, router: Router, refusals: RecentRefusals): StatusView {
   const context = async () => ({ slot: await router.getSlot().catch(() => 0) });
-  const latestEntry = async (id: string) => (await journal.find(id))[0];
+  /**
+   * The entry a public view reads: one where the transaction or bundle is settled (landed or
+   * failed on chain) if there is one, else the newest. Landed bytes are public: anyone may
+   * send them again once the duplicate window has passed, and the newer, unsettled entry
+   * must not hide what happened.
+   */
+  const publicEntry = async (id: string) => {
+    const entries = await journal.find(id);
+    const settled = entries.find((entry) => {
+      const tx = entry.bundleId === id ? entry.transactions[0] : entry.transactions.find((t) => t.signature === id);
+      return tx?.state === 'landed' || tx?.state === 'failed';
+    });
+    return settled ?? entries[0];
+  };
+  /** The caller's own newest entry: another key sending the same bytes never takes over what a key sees of its submission. */
+  const ownEntry = async (id: string, keyId: string) => (await journal.find(id)).find((entry) => entry.keyId === keyId);
 
   /** A bundle's state: final ones from the journal, the others as its route reports them now. */
   async function bundleStatus(entry: JournalEntry): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null }> {
@@ -76,7 +91,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (bundleId) => {
-          const entry = await latestEntry(bundleId);
+          const entry = await publicEntry(bundleId);
           if (entry === undefined || entry.bundleId !== bundleId) return null;
           const { status, slot } = await bundleStatus(entry);
           if (status !== 'Landed') return null;
@@ -99,7 +114,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (bundleId) => {
-          const entry = await latestEntry(bundleId);
+          const entry = await publicEntry(bundleId);
           if (entry === undefined || entry.bundleId !== bundleId) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
           const { status, slot, reason } = await bundleStatus(entry);
           // `err` is not in Jito's shape: it says why a bundle failed, to the key that sent it.
@@ -114,14 +129,13 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (id) => {
-          const entry = await latestEntry(id);
+          const entry = await ownEntry(id, keyId);
           if (entry === undefined) {
             const refusal = refusals.get(keyId, id);
             if (refusal === undefined) return null;
             const at = new Date(refusal.at).toISOString();
             return { id, kind: 'refused', bundleId: null, state: 'rejected', slot: null, reason: `refused: ${refusal.reason}`, antiMev: null, routes: [], receivedAt: at, updatedAt: at, transactions: [] };
           }
-          if (entry.keyId !== keyId) return null;
           const transactions = entry.transactions.filter((tx) => entry.bundleId === id || tx.signature === id);
           // A protected transaction's sends are each journaled, with their evidence (where, when, after what hold).
           const describe = (tx: JournalTransaction) =>
@@ -157,7 +171,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
 
   /** A status from the journal, for a signature the upstream no longer (or never) reports. */
   async function journaledStatus(signature: string): Promise<SignatureStatusView | null> {
-    const entry = await latestEntry(signature);
+    const entry = await publicEntry(signature);
     const tx = entry?.transactions.find((t) => t.signature === signature);
     if (tx === undefined || tx.slot === null || (tx.state !== 'landed' && tx.state !== 'failed')) return null;
     const err = tx.state === 'failed' ? ((tx.error ?? tx.reason ?? 'failed') as SignatureStatusView['err']) : null;

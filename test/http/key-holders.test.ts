@@ -10,6 +10,7 @@ import { Keypair, VersionedTransaction, type Connection } from '@solana/web3.js'
 import { createKey, startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { post, rpc } from '../helpers/rpc';
 import { connect, failingTransferTx, fundedKeypair, transferTx } from '../helpers/solana';
+import { until } from '../helpers/until';
 
 const firstSignature = (b64: string) => bs58.encode(VersionedTransaction.deserialize(Buffer.from(b64, 'base64')).signatures[0]!);
 
@@ -95,5 +96,37 @@ describe('key holders', () => {
     assert.match(sender.body.result.value[0].err, /custom program error: 0x1/);
     const stranger = await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[bundleId]]);
     assert.deepEqual(stranger.body.result.value[0], { bundle_id: bundleId, status: 'Failed', landed_slot: null });
+  });
+});
+
+describe('landed bytes sent again by another key, once the duplicate window has passed', () => {
+  let gw: TestGateway;
+  let connection: Connection;
+  let other: string;
+
+  before(async () => {
+    gw = await startTestGateway({ slotMs: 50, duplicateTtlMs: 1_000 });
+    connection = connect(gw.url, gw.key);
+    other = await createKey(gw.dataDir, 'other', true);
+    await waitForKey(gw.url, other);
+  });
+  after(() => gw.close());
+
+  it("do not take over the sender's view of its submission, nor the public status", async () => {
+    const alice = await fundedKeypair(connection);
+    const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000);
+    const signature = (await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }])).body.result as string;
+    await until(async () => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result?.value?.state, (state) => state === 'landed', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_200)); // past the window: the gateway no longer remembers the bytes
+
+    // Anyone can copy landed bytes from the chain and send them.
+    const copied = await rpc(gw.url, other, 'sendTransaction', [tx, { encoding: 'base64' }]);
+    assert.equal(copied.body.result, signature);
+    const mine = (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result.value;
+    assert.equal(mine?.state, 'landed', `the sender still sees its own submission: ${JSON.stringify(mine)}`);
+    const theirs = (await rpc(gw.url, other, 'getSubmission', [signature])).body.result.value;
+    assert.equal(theirs?.kind, 'transaction', 'the copier sees its own');
+    const status = (await rpc(gw.url, other, 'getSignatureStatuses', [[signature]])).body.result.value[0];
+    assert.equal(status?.err, null);
   });
 });
