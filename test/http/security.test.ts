@@ -75,6 +75,26 @@ describe('what clients can read', () => {
       await gw.close();
     }
   });
+
+  it('a data directory that belongs to another user is refused, saying whose it is and what to run', { skip: process.geteuid?.() !== 0 && 'needs root to give a directory away' }, async () => {
+    const dir = makeDataDir();
+    dirs.push(dir);
+    fs.chownSync(dir, 4_242, 4_242);
+    await assert.rejects(startTestGateway({ dataDir: dir }), new RegExp(`^Error: ${dir} belongs to user 4242, not to the user Slipway runs as \\(0\\): run Slipway as that user, or give it the directory: chown -R 0 ${dir}$`));
+  });
+
+  it('a link in the data directory is not followed: what it points to outside keeps its mode', async () => {
+    const dir = makeDataDir();
+    const outside = makeDataDir();
+    dirs.push(dir, outside);
+    const shared = path.join(outside, 'shared.txt');
+    fs.writeFileSync(shared, 'x');
+    fs.chmodSync(shared, 0o644);
+    fs.symlinkSync(shared, path.join(dir, 'link.txt'));
+    const gw = await startTestGateway({ dataDir: dir });
+    await gw.close();
+    assert.equal(fs.statSync(shared).mode & 0o777, 0o644);
+  });
 });
 
 describe('logs at the default level', () => {
