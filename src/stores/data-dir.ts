@@ -31,8 +31,22 @@ export function prepareDataDir(dir: string): void {
   }
 }
 
-/** Takes group and other permissions off `target`, if it is still what was listed (not a link, not gone). */
+/**
+ * Takes group and other permissions off `target`, if it is still what was listed (not a link,
+ * not gone). Looked at by name first, and opened only when its mode must change: this runs
+ * while this process may hold SQLite databases open in the directory, and closing any
+ * descriptor of such a file drops the process's POSIX locks on it (SQLite's warning), which
+ * lets another process's writes go unseen.
+ */
 function ownerOnly(target: string, mode: number, dir: string): void {
+  let listed: fs.Stats;
+  try {
+    listed = fs.lstatSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw cannotMake(target, dir, error);
+  }
+  if (listed.isSymbolicLink() || (listed.mode & 0o777 & ~mode) === 0) return;
   let fd: number;
   try {
     fd = fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
