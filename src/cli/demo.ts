@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { startApp } from '../app';
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
 
 const SOL = LAMPORTS_PER_SOL;
 

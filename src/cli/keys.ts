@@ -3,7 +3,7 @@
  * configuration names it (`--config`, or $SLIPWAY_POSTGRES_URL). Safe while servers run:
  * each sees every change within a second.
  */
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
 import type { ApiKeyRecord } from '../stores/key-store';
 import { openKeyStore } from '../stores/open-key-store';
 import { parseOptions } from './parse-options';

@@ -3,7 +3,8 @@
  * JSON-RPC node and a Jito-style block engine), the way one uses a local test validator.
  */
 import path from 'node:path';
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
+import { settingFlags, settingsFromFlags } from '../config/flags';
 import { FaultInjector, parseFaultSetting } from '../ledger/fault-injector';
 import { createLedgerNode } from '../ledger/ledger-node';
 import { LocalLedger } from '../ledger/local-ledger';
@@ -12,25 +13,9 @@ import { parseOptions } from './parse-options';
 const DEFAULT_PORT = 8899;
 
 export async function runLedger(args: string[]): Promise<number> {
-  const { values } = parseOptions('ledger', args, {
-    host: { type: 'string' },
-    port: { type: 'string' },
-    'data-dir': { type: 'string' },
-    'slot-ms': { type: 'string' },
-    leaders: { type: 'string' },
-    sandwichers: { type: 'string' },
-    fault: { type: 'string' },
-    'log-level': { type: 'string' },
-  });
-  const config = resolveConfig({
-    host: values.host,
-    port: values.port ?? DEFAULT_PORT,
-    dataDir: values['data-dir'],
-    slotMs: values['slot-ms'],
-    ledgerLeaders: values.leaders,
-    ledgerSandwichers: values.sandwichers,
-    logLevel: values['log-level'],
-  });
+  const { values } = parseOptions('ledger', args, { ...settingFlags('ledger'), fault: { type: 'string' } });
+  const flags = settingsFromFlags('ledger', values);
+  const config = resolveConfig({ ...flags, port: flags.port ?? DEFAULT_PORT });
   const faults = new FaultInjector();
   if (values.fault !== undefined) {
     const setting = parseFaultSetting(values.fault);

@@ -1,6 +1,7 @@
 /**
  * `bin/slipway`: the command line. Each subcommand lives in its own file.
  */
+import { flagUsage } from '../config/flags';
 import { runApiDocs } from './api-docs';
 import { runDemo } from './demo';
 import { runKeys } from './keys';
@@ -10,12 +11,23 @@ import { runServe } from './serve';
 import { runStatus } from './status';
 import { runSubmissions } from './submissions';
 
+/** Flags joined into lines of at most 100 characters, the later ones indented. */
+function wrapped(flags: string[], indent: number): string {
+  const lines: string[] = [];
+  for (const flag of flags) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + flag.length + 1 <= 100 - indent) lines[last] += ` ${flag}`;
+    else lines.push(flag);
+  }
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
 const USAGE = `Usage: slipway <command> [options]
 
 Commands:
-  serve [--host H] [--port P] [--data-dir DIR] [--config FILE]
-        [--validator-policy FILE|URL|shield:ADDRESS] [--safe-window-slots N]
-                                                  start the gateway (default upstream: the embedded ledger)
+  serve ${wrapped(['[--config FILE]', ...flagUsage('serve')], 8)}
+                                                  start the gateway (default upstream: the embedded ledger;
+                                                  every setting and its variable: docs/CONFIG.md)
   keys create --name NAME [--bundle] [--tps N] [--bundles-per-second N] [--reads-per-second N] [--json]
                                                   create an API key (printed once), with its rate limits
   keys list [--json]                              list API keys (never the keys themselves)
@@ -30,10 +42,10 @@ Commands:
                                                   send signed transactions from files (raw bytes, or Base64 one
                                                   per line), wait until each is final, print each outcome
                                                   (exit 1 unless all landed; the key may be in $SLIPWAY_API_KEY)
-  api-docs [--out DIR]                            write the OpenAPI document and the JSON-RPC method table (default: docs/)
+  api-docs [--out DIR]                            write the OpenAPI document, the JSON-RPC method table and
+                                                  CONFIG.md's settings table (default: docs/)
   demo                                            run the whole job end to end on a fresh embedded ledger
-  ledger [--host H] [--port 8899] [--leaders ID,...] [--sandwichers ID,...]
-         [--fault MODE[:RATE]]
+  ledger ${wrapped(['[--fault MODE[:RATE]]', ...flagUsage('ledger')], 9)}
                                                   serve the embedded ledger as a local cluster: Solana
                                                   JSON-RPC on /, a Jito-style block engine on /api/v1/*
 

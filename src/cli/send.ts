@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { createSlipwayClient, SlipwayClientError, type SubmissionStatus } from '../client';
 import { firstSignature } from '../client/transaction-input';
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
 import { parseOptions } from './parse-options';
 
 interface Item {

@@ -1,37 +1,12 @@
 /** `slipway serve`: runs the gateway until SIGTERM or SIGINT, then shuts down gracefully. */
 import { startApp } from '../app';
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
+import { settingFlags, settingsFromFlags } from '../config/flags';
 import { parseOptions } from './parse-options';
 
 export async function runServe(args: string[]): Promise<number> {
-  const { values } = parseOptions('serve', args, {
-    host: { type: 'string' },
-    port: { type: 'string' },
-    'data-dir': { type: 'string' },
-    'slot-ms': { type: 'string' },
-    'bundle-result': { type: 'string' },
-    'log-level': { type: 'string' },
-    config: { type: 'string' },
-    upstream: { type: 'string' },
-    'verify-signatures': { type: 'string' },
-    'verify-threads': { type: 'string' },
-    'validator-policy': { type: 'string' },
-    'safe-window-slots': { type: 'string' },
-  });
-  const config = resolveConfig({
-    host: values.host,
-    port: values.port,
-    dataDir: values['data-dir'],
-    slotMs: values['slot-ms'],
-    bundleResult: values['bundle-result'],
-    logLevel: values['log-level'],
-    config: values.config,
-    upstream: values.upstream,
-    verifySignatures: values['verify-signatures'],
-    verifyThreads: values['verify-threads'],
-    validatorPolicy: values['validator-policy'],
-    safeWindowSlots: values['safe-window-slots'],
-  });
+  const { values } = parseOptions('serve', args, { ...settingFlags('serve'), config: { type: 'string' } });
+  const config = resolveConfig({ ...settingsFromFlags('serve', values), config: values.config });
   const app = await startApp(config);
   if (app.replayed > 0) {
     process.stderr.write(`slipway: recovered ${app.replayed} transaction(s) from the journal that the last run had not saved in the ledger\n`);

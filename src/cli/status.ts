@@ -2,7 +2,7 @@
  * `slipway status`: the figures of a running gateway's /metrics and /health, summed up for
  * someone at a terminal on the server (where /metrics is served without a token).
  */
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
 import { histogramQuantile, parsePrometheusText, type Sample } from '../metrics/prometheus-text';
 import { parseOptions } from './parse-options';
 

@@ -2,7 +2,7 @@
  * `slipway submissions list|show`: reads the submission journal of a data directory (safe
  * while the server runs).
  */
-import { resolveConfig } from '../config';
+import { resolveConfig } from '../config/config';
 import { TRANSACTION_STATES as STATES, type JournalEntry, type JournalTransaction, type SendEvidence, type TransactionState } from '../stores/journal';
 import { openJournal } from '../stores/open-journal';
 import { parseOptions } from './parse-options';

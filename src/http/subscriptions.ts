@@ -100,6 +100,8 @@ export class SubscriptionServer {
   private poller: NodeJS.Timeout | undefined;
   private readonly housekeeper: NodeJS.Timeout;
   private polling = false;
+  /** The listener on port + 1, when it could be opened. */
+  private beside: Server | undefined;
   /** Per key with a reads rate: the batch its next round starts at, so that none starves. */
   private readonly nextBatch = new Map<string, number>();
 
@@ -146,6 +148,16 @@ export class SubscriptionServer {
     }
   }
 
+  /**
+   * Serves upgrades on the main server, and on port + 1 where that port is free (where
+   * Solana clients look by default). Resolves whether port + 1 is served.
+   */
+  async start(main: Server, host: string, besidePort: number, warn: (message: string) => void): Promise<boolean> {
+    this.attach(main);
+    this.beside = await this.listenBeside(host, besidePort, warn);
+    return this.beside !== undefined;
+  }
+
   async close(): Promise<void> {
     if (this.poller !== undefined) clearInterval(this.poller);
     this.poller = undefined;
@@ -153,6 +165,9 @@ export class SubscriptionServer {
     for (const socket of this.peers.keys()) socket.close(CLOSE.goingAway, 'Slipway is shutting down');
     for (const socket of this.wss.clients) socket.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    // Its sockets are closed above: the listener's close does not wait on them.
+    const beside = this.beside;
+    if (beside !== undefined) await new Promise((resolve) => beside.close(resolve));
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {

@@ -3,7 +3,7 @@
  * operation, and the anti-MEV route (protected upstreams only) for `anti_mev=1` traffic.
  * A route may hold several upstreams; a submission goes to all of them.
  */
-import type { RoutesConfig } from '../config-file';
+import type { RoutesConfig } from '../config/config-file';
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import type { RpcAnswer, Upstream } from '../upstreams/upstream';

@@ -13,7 +13,7 @@ import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import { countSubmission, countTransactions, protectedHeldTotal } from '../metrics/metrics';
-import type { HoldQueue } from '../protection/hold-queue';
+import type { HoldQueue } from './hold-queue';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
 import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';

@@ -3,7 +3,7 @@
  * cluster), else SQLite in the data dir. `reader`: for `bin/slipway submissions` beside a
  * running server (SQLite needs to know; PostgreSQL serves readers as it serves writers).
  */
-import { dataPaths, type SlipwayConfig } from '../config';
+import { dataPaths, type SlipwayConfig } from '../config/config';
 import { prepareDataDir } from './data-dir';
 import type { Journal } from './journal';
 import { createPostgresJournal } from './journal-postgres';

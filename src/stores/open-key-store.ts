@@ -1,5 +1,5 @@
 /** The key store the configuration names: PostgreSQL when `postgresUrl` is set, else SQLite in the data dir. The server and the CLI open it the same way. */
-import { dataPaths, type SlipwayConfig } from '../config';
+import { dataPaths, type SlipwayConfig } from '../config/config';
 import { prepareDataDir } from './data-dir';
 import type { KeyStore } from './key-store';
 import { createPostgresKeyStore } from './key-store-postgres';

@@ -7,8 +7,9 @@ import { performance } from 'node:perf_hooks';
 import { inlineVerificationGauge } from '../metrics/metrics';
 import type { ThreadLoad } from '../runtime/thread-load';
 import { createOffloadSwitch } from '../runtime/thread-load';
-import type { SignatureVerifier } from './transaction-validator';
+import { inlineVerifier, type SignatureVerifier } from './transaction-validator';
 import { verifyTransactionSignatures } from './verify-signatures';
+import { createWorkerVerifier } from './worker-verifier';
 
 /** libsodium's ed25519 verification, per signature, before one has been timed here. */
 const INITIAL_COST_MS = 0.05;
@@ -37,4 +38,17 @@ export function createAdaptiveVerifier(workers: SignatureVerifier, load: ThreadL
     },
     close: () => workers.close(),
   };
+}
+
+export interface VerificationSettings {
+  readonly verifySignatures: boolean;
+  readonly verifyThreads: number;
+  readonly verifySpinUs: number;
+}
+
+/** The verifier the settings ask for: none (a trusted verifier upstream), inline only, or adaptive over worker threads. */
+export function verifierFor(settings: VerificationSettings, load: ThreadLoad): SignatureVerifier | null {
+  if (!settings.verifySignatures) return null;
+  if (settings.verifyThreads === 0) return inlineVerifier;
+  return createAdaptiveVerifier(createWorkerVerifier(settings.verifyThreads, settings.verifySpinUs / 1000), load);
 }

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import Database from '../../src/stores/sqlite-binding';
-import { dataPaths } from '../../src/config';
+import { dataPaths } from '../../src/config/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 import { generateApiKey, hashApiKey } from '../../src/stores/key-store';
 import { createKey, startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';

@@ -79,7 +79,10 @@ const SHAPES: Shape[] = [
         async stop() {
           server.child.kill('SIGTERM');
           await server.exited;
+          // It saves its state as it stops: remove its folder once it has.
+          const exited = new Promise((resolve) => ledger.child.once('exit', resolve));
           ledger.child.kill('SIGTERM');
+          await exited;
           for (const d of [dir, ledgerDir]) fs.rmSync(d, { recursive: true, force: true });
         },
       };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { parseConfigFile } from '../../src/config-file';
+import { parseConfigFile } from '../../src/config/config-file';
 
 const DOCS = path.resolve(__dirname, '../../../docs');
 

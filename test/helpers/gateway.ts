@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../../src/app';
-import { resolveConfig, type Settings } from '../../src/config';
+import { resolveConfig, type Settings } from '../../src/config/config';
 import { openKeyStore } from '../../src/stores/open-key-store';
 
 export interface TestGateway {

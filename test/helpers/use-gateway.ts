@@ -4,7 +4,7 @@
  */
 import { after, before } from 'node:test';
 import type { Connection } from '@solana/web3.js';
-import type { Settings } from '../../src/config';
+import type { Settings } from '../../src/config/config';
 import { startCluster, type Cluster } from './cluster';
 import { startTestGateway, type TestGateway } from './gateway';
 import { POSTGRES_URL, testSchema } from './postgres';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { Keypair } from '@solana/web3.js';
-import { dataPaths } from '../../src/config';
+import { dataPaths } from '../../src/config/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 import { startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { post } from '../helpers/rpc';

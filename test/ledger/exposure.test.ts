@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
-import { resolveConfig } from '../../src/config';
+import { resolveConfig } from '../../src/config/config';
 import { defaultValidatorIdentities } from '../../src/ledger/leader-schedule';
 import { PUBLIC_FORWARD_SLOTS } from '../../src/ledger/local-ledger';
 import { startCluster, type Cluster } from '../helpers/cluster';

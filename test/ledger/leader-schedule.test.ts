@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
 import { defaultValidatorIdentities, LeaderSchedule, SLOTS_PER_EPOCH, SLOTS_PER_LEADER } from '../../src/ledger/leader-schedule';
 import { LocalLedger } from '../../src/ledger/local-ledger';
-import { resolveConfig } from '../../src/config';
-import { parseConfigFile } from '../../src/config-file';
+import { resolveConfig } from '../../src/config/config';
+import { parseConfigFile } from '../../src/config/config-file';
 import { rpc } from '../helpers/rpc';
 import { useGateway } from '../helpers/use-gateway';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, type Connection } from '@solana/web3.js';
-import { dataPaths } from '../../src/config';
+import { dataPaths } from '../../src/config/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 import { startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { runCli } from '../helpers/process';

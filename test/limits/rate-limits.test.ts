@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import bs58 from 'bs58';
 import { Keypair, VersionedTransaction, type Connection } from '@solana/web3.js';
-import { dataPaths } from '../../src/config';
+import { dataPaths } from '../../src/config/config';
 import { createMemoryRateLimiter } from '../../src/limits/rate-limiter-memory';
 import { createRedisRateLimiter } from '../../src/limits/rate-limiter-redis';
 import type { RateLimiter } from '../../src/limits/rate-limiter';

@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
+import { SETTINGS, type Setting, type SettingName } from './settings';
 
 const name = z.string().regex(/^[A-Za-z0-9_-]+$/, 'upstream names use letters, digits, _ and -');
 const url = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
@@ -33,49 +34,34 @@ const upstreamSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+/** Network settings' defaults, once: the file's schema and the two built-in networks use them. */
+const NETWORK_DEFAULTS = {
+  requestTimeoutMs: 2_000,
+  maxUpstreamAnswerBytes: 4_194_304,
+  subscriptionPollMs: 200,
+  rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
+} as const;
+
+/** Each server setting in the file, typed from the settings table (its range is checked with the others', in config.ts). */
+function settingSchema(setting: Setting): z.ZodType {
+  switch (setting.kind) {
+    case 'integer':
+      return z.number().int();
+    case 'choice':
+      return z.enum(setting.choices as [string, ...string[]]);
+    case 'boolean':
+      return z.boolean();
+    case 'text':
+      return z.string();
+    case 'list':
+      return setting.nonEmptyInFile === true ? z.array(z.string()).min(1) : z.array(z.string());
+  }
+}
+
+const settingsShape = Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, settingSchema(setting).optional()])) as Record<SettingName, z.ZodOptional<z.ZodType>>;
+
 const fileSchema = z.strictObject({
-  host: z.string().optional(),
-  port: z.number().int().min(0).max(65535).optional(),
-  dataDir: z.string().optional(),
-  slotMs: z.number().int().optional(),
-  bundleResult: z.enum(['id', 'signatures']).optional(),
-  duplicateTtlMs: z.number().int().optional(),
-  duplicateMaxEntries: z.number().int().optional(),
-  journalSync: z.enum(['NORMAL', 'FULL']).optional(),
-  snapshotIntervalMs: z.number().int().optional(),
-  logLevel: z.string().optional(),
-  verifySignatures: z.boolean().optional(),
-  verifyThreads: z.number().int().optional(),
-  verifySpinUs: z.number().int().optional(),
-  /** Validator identities (base58) of the embedded ledger's leader schedule. */
-  ledgerLeaders: z.array(z.string()).min(1).optional(),
-  /** Those of them that sandwich (the embedded ledger records what they see). */
-  ledgerSandwichers: z.array(z.string()).optional(),
-  /** Anti-MEV validator policy: a file, an http(s) URL, or shield:ADDRESS. */
-  validatorPolicy: z.string().optional(),
-  policyRefreshMs: z.number().int().optional(),
-  safeWindowSlots: z.number().int().optional(),
-  leaderPollMs: z.number().int().optional(),
-  redisUrl: z.string().optional(),
-  redisKeyPrefix: z.string().optional(),
-  postgresUrl: z.string().optional(),
-  postgresSchema: z.string().optional(),
-  headersTimeoutMs: z.number().int().optional(),
-  httpRequestTimeoutMs: z.number().int().optional(),
-  idleTimeoutMs: z.number().int().optional(),
-  maxConnectionsPerClient: z.number().int().optional(),
-  maxInFlightRequests: z.number().int().optional(),
-  maxInFlightPerKey: z.number().int().optional(),
-  maxKeyStaleMs: z.number().int().optional(),
-  maxEventLoopDelayMs: z.number().int().optional(),
-  /** Read methods forwarded to the reads upstream (replacing the default list), or ["*"]. */
-  readMethods: z.array(z.string()).optional(),
-  maxSubscriptionsPerConnection: z.number().int().optional(),
-  maxSubscriptionsPerKey: z.number().int().optional(),
-  maxSubscriptions: z.number().int().optional(),
-  webSocketPingMs: z.number().int().optional(),
-  metricsToken: z.string().optional(),
-  dashboardToken: z.string().optional(),
+  ...settingsShape,
   upstreams: z.record(name, upstreamSchema).optional(),
   routes: z
     .strictObject({
@@ -87,18 +73,18 @@ const fileSchema = z.strictObject({
     })
     .partial()
     .optional(),
-  requestTimeoutMs: z.number().int().min(50).max(60_000).default(2_000),
+  requestTimeoutMs: z.number().int().min(50).max(60_000).default(NETWORK_DEFAULTS.requestTimeoutMs),
   /** Upstream answers larger than this are refused (reads are not an open proxy: docs/API.md). */
-  maxUpstreamAnswerBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304),
+  maxUpstreamAnswerBytes: z.number().int().min(1_024).max(1_073_741_824).default(NETWORK_DEFAULTS.maxUpstreamAnswerBytes),
   /** How often statuses are checked for WebSocket subscriptions (one request for all of them). */
-  subscriptionPollMs: z.number().int().min(10).max(10_000).default(200),
+  subscriptionPollMs: z.number().int().min(10).max(10_000).default(NETWORK_DEFAULTS.subscriptionPollMs),
   rebroadcast: z
     .strictObject({
-      intervalMs: z.number().int().min(50).max(60_000).default(2_000),
-      maxAttempts: z.number().int().min(1).max(10_000).default(90),
-      queueCapacity: z.number().int().min(1).max(10_000_000).default(100_000),
+      intervalMs: z.number().int().min(50).max(60_000).default(NETWORK_DEFAULTS.rebroadcast.intervalMs),
+      maxAttempts: z.number().int().min(1).max(10_000).default(NETWORK_DEFAULTS.rebroadcast.maxAttempts),
+      queueCapacity: z.number().int().min(1).max(10_000_000).default(NETWORK_DEFAULTS.rebroadcast.queueCapacity),
     })
-    .default({ intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 }),
+    .default(NETWORK_DEFAULTS.rebroadcast),
 });
 
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
@@ -126,25 +112,18 @@ export interface NetworkConfig {
 export const SINK_NETWORK: NetworkConfig = {
   upstreams: { sink: { type: 'sink' } },
   routes: { sendTransaction: ['sink'], submitBatch: ['sink'], sendBundle: ['sink'], antiMev: ['sink'], reads: 'sink' },
-  requestTimeoutMs: 2_000,
-  maxUpstreamAnswerBytes: 4_194_304,
-  subscriptionPollMs: 200,
-  rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
+  ...NETWORK_DEFAULTS,
 };
 
 /** With no configuration file: everything on the embedded ledger. */
 export const DEFAULT_NETWORK: NetworkConfig = {
   upstreams: { embedded: { type: 'embedded' } },
   routes: { sendTransaction: ['embedded'], submitBatch: ['embedded'], sendBundle: ['embedded'], antiMev: ['embedded'], reads: 'embedded' },
-  requestTimeoutMs: 2_000,
-  maxUpstreamAnswerBytes: 4_194_304,
-  subscriptionPollMs: 200,
-  rebroadcast: { intervalMs: 2_000, maxAttempts: 90, queueCapacity: 100_000 },
+  ...NETWORK_DEFAULTS,
 };
 
-export type FileSettings = Partial<
-  Record<'host' | 'port' | 'dataDir' | 'slotMs' | 'bundleResult' | 'duplicateTtlMs' | 'duplicateMaxEntries' | 'journalSync' | 'snapshotIntervalMs' | 'logLevel' | 'verifySignatures' | 'verifyThreads' | 'verifySpinUs' | 'upstream' | 'ledgerLeaders' | 'ledgerSandwichers' | 'validatorPolicy' | 'policyRefreshMs' | 'safeWindowSlots' | 'leaderPollMs' | 'redisUrl' | 'redisKeyPrefix' | 'postgresUrl' | 'postgresSchema' | 'headersTimeoutMs' | 'httpRequestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerClient' | 'maxInFlightRequests' | 'maxInFlightPerKey' | 'maxKeyStaleMs' | 'maxEventLoopDelayMs' | 'readMethods' | 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerKey' | 'maxSubscriptions' | 'webSocketPingMs' | 'metricsToken' | 'dashboardToken', string | number | boolean>
->;
+/** The server settings the file gives, as text or numbers (lists joined with commas), read like the environment's. */
+export type FileSettings = Partial<Record<SettingName, string | number | boolean>>;
 
 export interface ConfigFile {
   readonly settings: FileSettings;
@@ -168,13 +147,12 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, maxUpstreamAnswerBytes, subscriptionPollMs, rebroadcast, ledgerLeaders, ledgerSandwichers, readMethods, ...scalars } = parsed.data;
-  const settings: FileSettings = {
-    ...scalars,
-    ...(readMethods === undefined ? {} : { readMethods: readMethods.join(',') }),
-    ...(ledgerLeaders === undefined ? {} : { ledgerLeaders: ledgerLeaders.join(',') }),
-    ...(ledgerSandwichers === undefined ? {} : { ledgerSandwichers: ledgerSandwichers.join(',') }),
-  };
+  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, maxUpstreamAnswerBytes, subscriptionPollMs, rebroadcast } = parsed.data;
+  const settings: FileSettings = {};
+  for (const key of Object.keys(SETTINGS) as SettingName[]) {
+    const value = (parsed.data as Record<string, unknown>)[key];
+    if (value !== undefined) settings[key] = Array.isArray(value) ? value.join(',') : (value as string | number | boolean);
+  }
   const upstreams = upstreamsValue ?? DEFAULT_NETWORK.upstreams;
   const fail = (field: string, message: string): never => {
     throw new Error(`configuration ${source}: ${field}: ${message}`);

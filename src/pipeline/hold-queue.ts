@@ -14,13 +14,13 @@
  */
 import bs58 from 'bs58';
 import { protectedExpiredWhileHeldTotal, protectedHoldSeconds, protectedReleasedTotal } from '../metrics/metrics';
-import { sendToRoute, stateAfter } from '../pipeline/route-send';
-import type { SubmissionTracker } from '../pipeline/submission-tracker';
+import { sendToRoute, stateAfter } from './route-send';
+import type { SubmissionTracker } from './submission-tracker';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import type { SafeWindow, SendDecision } from './safe-window';
+import type { SafeWindow, SendDecision } from '../protection/safe-window';
 
 export interface HeldTransaction {
   readonly seq: number;

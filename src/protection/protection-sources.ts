@@ -1,0 +1,29 @@
+/** Where protection learns what it decides on, as the configuration says: the leaders, and the validator policy. */
+import type { NetworkConfig } from '../config/config-file';
+import type { LocalLedger } from '../ledger/local-ledger';
+import type { Router } from '../pipeline/router';
+import { createLedgerLeaderTracker, type LeaderTracker } from './leader-tracker';
+import { createRpcLeaderTracker } from './rpc-leader-tracker';
+import { createShieldPolicySource } from './shield-policy';
+import { createFilePolicySource, createUrlPolicySource, type PolicySource } from './validator-policy';
+
+/** The embedded ledger's own schedule, or the RPC nodes that answer reads; unknown (protection holds) otherwise. */
+export function leaderTrackerFor(network: NetworkConfig, leaderPollMs: number, ledger: LocalLedger | undefined): LeaderTracker {
+  if (ledger !== undefined) return createLedgerLeaderTracker(ledger);
+  const reads = network.upstreams[network.routes.reads]!;
+  if (reads.type !== 'rpc' || network.routes.antiMev.length === 0) {
+    const reason = network.routes.antiMev.length === 0 ? 'no route takes anti-MEV traffic' : `the reads upstream "${network.routes.reads}" has no leader schedule`;
+    return { upcoming: () => ({ known: false, reason: `the leader schedule is unknown: ${reason}` }), close: async () => {} };
+  }
+  return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs, pollMs: leaderPollMs });
+}
+
+/** The validator policy `where` names: a file, an http(s) URL, or shield:ADDRESS; none when empty. */
+export function policySourceFor(where: string, refreshMs: number, router: Router): PolicySource | undefined {
+  const trimmed = where.trim();
+  const options = { refreshMs };
+  if (trimmed === '') return undefined;
+  if (trimmed.startsWith('shield:')) return createShieldPolicySource(trimmed.slice('shield:'.length), (method, params) => router.call(method, params), options);
+  if (/^https?:\/\//.test(trimmed)) return createUrlPolicySource(trimmed, options);
+  return createFilePolicySource(trimmed, options);
+}
