@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < ROUNDS; i++) rounds.push(await round(dir));
     const median = (pick: (r: Round) => number) => rounds.map(pick).sort((a, b) => a - b)[Math.floor(ROUNDS / 2)]!;
     process.stdout.write(
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver's own version, found at run time
       `Node.js ${process.versions.node} (${sqliteDriverPackage} ${require(`${sqliteDriverPackage}/package.json`).version}), median of ${ROUNDS}: ` +
         `journal open ${median((r) => r.openMs).toFixed(1)} ms, ` +
         `${Math.round(median((r) => r.appliedPerS)).toLocaleString('en')} submissions/s journaled and applied to SQLite, ` +

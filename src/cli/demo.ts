@@ -27,6 +27,7 @@ export async function runDemo(_args: string[]): Promise<number> {
     const connection = new Connection(app.url, { commitment: 'confirmed', httpHeaders: { 'x-api-key': key } });
     const call = async (route: string, body: unknown) => {
       const response = await fetch(app.url + route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the demo prints what it reads, field by field
       return (await response.json()) as any;
     };
     const transfer = async (from: Keypair, to: PublicKey, lamports: number) => {

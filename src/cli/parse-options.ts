@@ -9,6 +9,6 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new Error(`${command}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${command}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }

@@ -106,7 +106,7 @@ function readTransactions(file: string): Item[] {
   try {
     bytes = fs.readFileSync(file);
   } catch (error) {
-    throw new Error(`send: cannot read ${file}: ${(error as Error).message}`);
+    throw new Error(`send: cannot read ${file}: ${(error as Error).message}`, { cause: error });
   }
   const text = bytes.toString('latin1');
   if (/^[A-Za-z0-9+/=\s]*$/.test(text)) {

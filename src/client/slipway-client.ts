@@ -72,6 +72,7 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
   let nextId = 1;
 
   /** One POST, sent again while the server says to come back later; the answer's body otherwise. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the server's JSON, read below field by field against its documented shapes
   async function post(path: string, body: unknown): Promise<{ status: number; body: any; requestId?: string }> {
     for (let attempt = 0; ; attempt++) {
       const response = await doFetch(`${base}${path}`, {
@@ -82,6 +83,7 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
       });
       const text = await response.text();
       const requestId = response.headers.get('x-request-id') ?? undefined;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
       let parsed: any;
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
@@ -134,6 +136,7 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
 }
 
 /** Milliseconds to wait: `data.retryAfterMs` when the server gave it (finer), else Retry-After's seconds. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 function retryWaitMs(header: string, body: any): number {
   const precise = body?.error?.data?.retryAfterMs ?? body?.data?.retryAfterMs;
   if (typeof precise === 'number' && precise >= 0) return precise;

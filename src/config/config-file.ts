@@ -135,7 +135,7 @@ export function readConfigFile(file: string): ConfigFile {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`configuration ${file}: cannot read it as JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new Error(`configuration ${file}: cannot read it as JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
   return parseConfigFile(raw, file);
 }

@@ -84,7 +84,7 @@ const CHECKS: { readonly [K in SettingName]?: (value: ScalarSettings[K] extends 
     try {
       new LeaderSchedule(identities);
     } catch (error) {
-      throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (${where}, a comma-separated list)`);
+      throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (${where}, a comma-separated list)`, { cause: error });
     }
     return identities;
   },

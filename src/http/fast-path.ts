@@ -77,7 +77,9 @@ export function createFastPath({ authenticator, admitKey, bodyLimit, routes, fai
         .then((answer) => {
           writeAnswer(response, answer);
           durations[path].observe(Number(process.hrtime.bigint() - started) / 1e9);
-        });
+        })
+        // An answer that cannot be written (the connection is gone) ends that connection, never the process.
+        .catch(() => response.destroy());
     });
     return true;
   };

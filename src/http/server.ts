@@ -23,7 +23,7 @@ import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { registerDashboard } from '../dashboard/dashboard-routes';
 import { checkJsonBody, installJsonBodyParser } from './json-body';
 import { errorResponse, retryHeaders } from './json-rpc-envelope';
-import { createJsonRpcHandler, type JsonRpcHandlerOptions, type RpcCallContext, type SubmissionOutcome } from './json-rpc-handler';
+import { createJsonRpcHandler, type JsonRpcHandlerOptions, type SubmissionOutcome } from './json-rpc-handler';
 import { createHealthProbe } from './health-probe';
 import { assignRequestId, requestIdOf } from './request-id';
 import { parseSubmitBatchParams } from './submission-params';
@@ -125,6 +125,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       return server;
     },
   });
+  // Made below, once the routes it serves exist; the server's handler reads it meanwhile.
+  // eslint-disable-next-line prefer-const
   let fast: ReturnType<typeof createFastPath> | undefined;
   // Refusals on arrival (over capacity, too many connections, shutting down), before Fastify or the fast path.
   const { admission } = options;

@@ -8,7 +8,6 @@ import bs58 from 'bs58';
 import type { RpcAnswer } from '../upstreams/upstream';
 import { parseWireTransaction, isWireDefect } from '../validation/wire-transaction';
 import type { LandedTransaction } from './block-history';
-import type { LocalLedger } from './local-ledger';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH } from './local-ledger';
 import { describeParam, invalidParams, isAnswer, parseAddress, type Method } from './rpc-shapes';
 

@@ -9,7 +9,7 @@ import type { RpcAnswer } from '../upstreams/upstream';
 import { decodeStrictBase64 } from '../validation/strict-base64';
 import { MAX_BASE64_SIZE, isWireDefect, parseWireTransaction, usesDurableNonce, type WireTransaction } from '../validation/wire-transaction';
 import { computeBudgetOf, feeOf, isStaticWritable } from './compute-budget';
-import { MAX_PROCESSING_AGE, type LocalLedger } from './local-ledger';
+import { MAX_PROCESSING_AGE } from './local-ledger';
 import { invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
 
 /** Agave's limit on the accounts `getRecentPrioritizationFees` takes (MAX_TX_ACCOUNT_LOCKS). */

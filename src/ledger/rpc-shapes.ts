@@ -40,7 +40,8 @@ export function encodeAccount(account: AccountView, encoding: unknown): unknown 
     executable: account.executable,
     lamports: Number(account.lamports),
     owner: bs58.encode(account.owner),
-    rentEpoch: Number.MAX_SAFE_INTEGER < account.rentEpoch ? 18446744073709551615 : Number(account.rentEpoch),
+    // u64::MAX (rent-exempt for good), which a JSON number read as a double holds as 2^64.
+    rentEpoch: Number.MAX_SAFE_INTEGER < account.rentEpoch ? 2 ** 64 : Number(account.rentEpoch),
     space: account.data.length,
   };
 }

@@ -10,7 +10,6 @@
  * that every submission keeps the number it is answered with.
  */
 import crypto from 'node:crypto';
-import type pg from 'pg';
 import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange, SubmissionKind, TransactionState } from './journal';
 import { createPool, migrate, type PostgresMigrations } from './postgres-database';
 

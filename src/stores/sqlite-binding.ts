@@ -30,6 +30,7 @@ function loadDriver(): typeof BetterSqlite3 {
         (sqliteDriverPackage === 'better-sqlite3-node20'
           ? 'On Node 20 it is built from source: run `npm rebuild better-sqlite3-node20` (needs python3, make and a C++ compiler), or use Node.js 22, 24 or 26, which need no build.'
           : 'Run `npm ci` again in the Slipway folder.'),
+      { cause: error },
     );
   }
   return driver;

@@ -87,7 +87,7 @@ export async function fuzzGateway(options: FuzzOptions): Promise<FuzzReport> {
   const health = watchHealth(target.url);
   const doors: DoorReport[] = [];
   const windows: { door: DoorReport; from: number; to: number }[] = [];
-  let checks: HealthCheck[] = [];
+  let checks: HealthCheck[];
   try {
     for (const name of Object.keys(DOORS) as DoorName[]) {
       const inputs = options.counts[name] ?? 0;

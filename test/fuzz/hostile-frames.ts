@@ -61,7 +61,6 @@ export function encodeFrame({ opcode, payload, fin = true, rsv = 0, masked = tru
   return Buffer.concat([head, mask, body]);
 }
 
-const text = (s: string | Buffer) => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s);
 const closePayload = (code: number, reason: Buffer) => {
   const b = Buffer.alloc(2);
   b.writeUInt16BE(code);

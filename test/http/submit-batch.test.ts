@@ -39,7 +39,7 @@ describe('/submit-batch', () => {
     const txs = await Promise.all(recipients.map((r, i) => transferTx(ctx.connection, alice, r.publicKey, 1_000_000 + i)));
     const answer = await submitBatch(ctx.gw.url, ctx.gw.key, txs, [], '?anti_mev=1');
     assert.equal(answer.body.code, 1);
-    for (const [i, signature] of (answer.body.signatures as string[]).entries()) await waitForStatus(ctx.connection, signature);
+    for (const signature of answer.body.signatures as string[]) await waitForStatus(ctx.connection, signature);
     for (const [i, r] of recipients.entries()) assert.equal(await balanceOf(ctx.connection, r.publicKey), 1_000_000 + i);
   });
 

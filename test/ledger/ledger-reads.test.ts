@@ -32,7 +32,6 @@ const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr'
 
 function setup() {
   const ledger = LocalLedger.open({ slotMs: 1_000_000 });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const call = (method: string, params: unknown[]): any => ledgerMethod(method)!(ledger, params);
   const balance = (key: PublicKey): number => call('getBalance', [key.toBase58()]).result.value;
   const funded = (lamports = 10_000_000_000) => {

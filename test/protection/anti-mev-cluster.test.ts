@@ -110,7 +110,7 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       return tx.state !== 'held' && tx.state !== 'forwarded' ? tx : undefined;
     };
     let seen: (Exposure | null)[] = [];
-    let expiredWhileHeld = 0;
+    let expiredWhileHeld: number;
     const deadline = Date.now() + 30_000;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -67,7 +67,7 @@ describe('journal log', () => {
   });
 
   it('reads back frames in order across files, and stops a file at a torn or corrupt frame', async () => {
-    await withJournalFile(async (file, dir) => {
+    await withJournalFile(async (file) => {
       const log = openJournalLog(file, 1, 'NORMAL');
       const payload = (text: string) => Buffer.concat([Buffer.alloc(FRAME_HEADER_BYTES), Buffer.from(text)]);
       const first = log.append(payload('one'));
@@ -126,7 +126,7 @@ describe('journal log', () => {
   });
 
   it('a reader beside a running writer sees every answered write, and the writer does not apply them twice', async () => {
-    await withJournalFile(async (file, dir) => {
+    await withJournalFile(async (file) => {
       const writer = createSqliteJournal(file);
       const seq = await writer.record(journalSubmission('transaction', 1));
       await writer.countAttempts([{ seq, position: 0 }]);

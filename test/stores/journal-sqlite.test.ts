@@ -65,7 +65,7 @@ describe('SQLite journal', () => {
   });
 
   it('migrates a version-1 journal (AUTOINCREMENT, signature index inside) keeping every row, and finds rows created since a time', async () => {
-    await withJournalFile(async (file, dir) => {
+    await withJournalFile(async (file) => {
       // Version 1, as the first release wrote it.
       const old = new Database(file);
       old.pragma('journal_mode = WAL');
@@ -106,7 +106,7 @@ describe('SQLite journal', () => {
   });
 
   it('keeps its WAL file from growing without bound under continuous writes, losing no commit while it restarts', async () => {
-    await withJournalFile(async (file, dir) => {
+    await withJournalFile(async (file) => {
       const restarts = async () => (await walRestartsTotal.get()).values[0]?.value ?? 0;
       const before = await restarts();
       const journal = createSqliteJournal(file, { walRestartBytes: 256 * 1024 });
