@@ -5,7 +5,11 @@
  */
 import http from 'node:http';
 
-const ANSWER = JSON.stringify({ jsonrpc: '2.0', result: '5VERYLongConstantSignatureLikeResultThatLooksLikeABase58Signature11111111111', id: 1 });
+const ANSWER = JSON.stringify({
+  jsonrpc: '2.0',
+  result: '5VERYLongConstantSignatureLikeResultThatLooksLikeABase58Signature11111111111',
+  id: 1,
+});
 
 const server = http.createServer((request, response) => {
   const chunks: Buffer[] = [];

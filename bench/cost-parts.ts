@@ -36,7 +36,9 @@ export async function measureCostParts(count: number): Promise<CostPart[]> {
     ledger.airdrop(payer.publicKey, 1_000_000_000_000n);
     const next = transferFactory(payer, newSigner().publicKey, Buffer.from(bs58.decode(ledger.latestBlockhash().blockhash)));
     const encoded = Array.from({ length: count }, next);
-    const bodies = encoded.map((tx, i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }));
+    const bodies = encoded.map((tx, i) =>
+      JSON.stringify({ jsonrpc: '2.0', id: i, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }),
+    );
     const bytes = encoded.map((tx) => Buffer.from(tx, 'base64'));
     const validated = encoded.map((tx) => {
       const result = validateTransaction(tx, '');
@@ -59,20 +61,39 @@ export async function measureCostParts(count: number): Promise<CostPart[]> {
     const journal = createSqliteJournal(path.join(dir, 'journal.sqlite'));
     let started = performance.now();
     for (let i = 0; i < count; i++) {
-      await journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes, state: 'forwarded' }] });
+      await journal.record({
+        kind: 'transaction',
+        keyId: 'bench',
+        antiMev: false,
+        bundleId: null,
+        routes: ['sink'],
+        transactions: [{ signature: validated[i]!.signature, wire: validated[i]!.wire.bytes, state: 'forwarded' }],
+      });
     }
     parts.push({ name: 'journal write, one at a time (log; SQLite in bulk)', micros: ((performance.now() - started) * 1000) / count });
     started = performance.now();
     const batchSize = 32;
     for (let i = 0; i < count; i += batchSize) {
       await Promise.all(
-        validated.slice(i, i + batchSize).map((tx) => journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature: tx.signature, wire: tx.wire.bytes, state: 'forwarded' }] })),
+        validated.slice(i, i + batchSize).map((tx) =>
+          journal.record({
+            kind: 'transaction',
+            keyId: 'bench',
+            antiMev: false,
+            bundleId: null,
+            routes: ['sink'],
+            transactions: [{ signature: tx.signature, wire: tx.wire.bytes, state: 'forwarded' }],
+          }),
+        ),
       );
     }
     parts.push({ name: 'journal write, group-committed by 32', micros: ((performance.now() - started) * 1000) / count });
     await journal.close();
     const executable = Math.min(count, 500);
-    parts.push({ name: 'preflight simulation (LiteSVM)', micros: microsPer(executable, (i) => ledger.simulate(validated[i] as ValidatedTransaction)) });
+    parts.push({
+      name: 'preflight simulation (LiteSVM)',
+      micros: microsPer(executable, (i) => ledger.simulate(validated[i] as ValidatedTransaction)),
+    });
     parts.push({ name: 'execution (LiteSVM)', micros: microsPer(executable, (i) => ledger.execute(validated[i] as ValidatedTransaction)) });
     return parts;
   } finally {

@@ -72,7 +72,11 @@ export function openLoopPool(url: string, connections: number): Pool {
  * One run into `recorder` (a fresh one by default), on `pool`'s connections (kept open
  * across rounds) or on connections of its own.
  */
-export async function runOpenLoop(options: OpenLoopOptions, recorder: LatencyRecorder = createLatencyRecorder(), shared?: Pool): Promise<LatencyResult> {
+export async function runOpenLoop(
+  options: OpenLoopOptions,
+  recorder: LatencyRecorder = createLatencyRecorder(),
+  shared?: Pool,
+): Promise<LatencyResult> {
   const pool = shared ?? openLoopPool(options.url, options.connections);
   const interval = 1e9 / options.rate; // ns between sends
   const started = process.hrtime.bigint();

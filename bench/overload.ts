@@ -48,14 +48,19 @@ async function main(): Promise<number> {
   // sharing the gateway's cores would measure its own lag (and the gateway would lend it CPU).
   const cores = os.cpus().length;
   const { values } = parseArgs({ options: { 'max-in-flight': { type: 'string' } } });
-  const limits: Record<string, string> = values['max-in-flight'] === undefined ? {} : { SLIPWAY_MAX_IN_FLIGHT_REQUESTS: values['max-in-flight'] };
+  const limits: Record<string, string> =
+    values['max-in-flight'] === undefined ? {} : { SLIPWAY_MAX_IN_FLIGHT_REQUESTS: values['max-in-flight'] };
   const server = await startSlipway(path.join(work, 'data'), [], limits, cores > 1 ? String(cores - 1) : undefined);
-  process.stdout.write(`overload: gateway with maxInFlightRequests ${values['max-in-flight'] ?? 'default (1024)'}, pinned to core ${cores - 1}\n`);
+  process.stdout.write(
+    `overload: gateway with maxInFlightRequests ${values['max-in-flight'] ?? 'default (1024)'}, pinned to core ${cores - 1}\n`,
+  );
   if (cores > 1) execFileSync('taskset', ['-cp', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' });
   try {
     const headers = { 'content-type': 'application/json', 'x-api-key': server.key! };
     const call = async (method: string, params: unknown[]) => {
-      const answer = (await (await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: any; error?: unknown };
+      const answer = (await (
+        await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+      ).json()) as { result?: any; error?: unknown };
       if (answer.error !== undefined) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
       return answer.result;
     };
@@ -67,21 +72,33 @@ async function main(): Promise<number> {
     const nextBatch = () => batchBody(Array.from({ length: BATCH }, nextTx));
 
     process.stdout.write('overload: measuring capacity (/submit-batch, 5 transfers each, 3 s closed loop)\n');
-    const capacity = (await runLoad({ url: server.url, path: '/submit-batch', headers, nextBody: nextBatch, durationS: 3, connections: 32 })).rps;
+    const capacity = (
+      await runLoad({ url: server.url, path: '/submit-batch', headers, nextBody: nextBatch, durationS: 3, connections: 32 })
+    ).rps;
     process.stdout.write(`  capacity ≈ ${capacity.toFixed(0)} batches/s (${(capacity * BATCH).toFixed(0)} transactions/s)\n`);
 
     // Every body is signed before the open loop starts: signing during it would take the server's CPU.
     const plan = PHASES.map((phase) => Math.round(capacity * phase.factor * phase.seconds));
     const bodies = Array.from({ length: plan.reduce((a, b) => a + b, 0) }, nextBatch);
-    process.stdout.write(`  ${bodies.length} batches signed; offered: ${PHASES.map((p) => `${p.name} ${(capacity * p.factor).toFixed(0)}/s for ${p.seconds} s`).join(', ')}\n`);
+    process.stdout.write(
+      `  ${bodies.length} batches signed; offered: ${PHASES.map((p) => `${p.name} ${(capacity * p.factor).toFixed(0)}/s for ${p.seconds} s`).join(', ')}\n`,
+    );
 
-    const pools = CLIENT_ADDRESSES.map((localAddress) => new Pool(server.url, { connections: CONNECTIONS_PER_CLIENT, pipelining: 1, localAddress }));
+    const pools = CLIENT_ADDRESSES.map(
+      (localAddress) => new Pool(server.url, { connections: CONNECTIONS_PER_CLIENT, pipelining: 1, localAddress }),
+    );
     const healthPool = new Pool(server.url, { connections: 1 });
     // Clients that already hold their connections, as busy clients do: the overload is then in
     // requests, not in new connections waiting to be accepted.
     const warm = performance.now();
-    await Promise.all(pools.flatMap((pool) => Array.from({ length: CONNECTIONS_PER_CLIENT }, () => pool.request({ path: '/health', method: 'GET' }).then((r) => r.body.text()))));
-    process.stdout.write(`  ${pools.length * CONNECTIONS_PER_CLIENT} connections opened in ${((performance.now() - warm) / 1000).toFixed(1)} s\n`);
+    await Promise.all(
+      pools.flatMap((pool) =>
+        Array.from({ length: CONNECTIONS_PER_CLIENT }, () => pool.request({ path: '/health', method: 'GET' }).then((r) => r.body.text())),
+      ),
+    );
+    process.stdout.write(
+      `  ${pools.length * CONNECTIONS_PER_CLIENT} connections opened in ${((performance.now() - warm) / 1000).toFixed(1)} s\n`,
+    );
     const samples: Sample[] = [];
     const health: { atMs: number; status: number; latencyMs: number }[] = [];
     const landedCheck: string[] = [];
@@ -164,7 +181,10 @@ async function main(): Promise<number> {
     }
     // Recovery: from the end of the overload to the start of the first second in which every
     // request due was served (no 503) and 99 % of them within 4 × the p99 below capacity.
-    const before = samples.filter((s) => s.phase === 0 && s.status === 200).map((s) => s.latencyMs).sort((a, b) => a - b);
+    const before = samples
+      .filter((s) => s.phase === 0 && s.status === 200)
+      .map((s) => s.latencyMs)
+      .sort((a, b) => a - b);
     const bound = Math.max(50, 4 * (before[Math.floor(before.length * 0.99)] ?? 0));
     const after = samples.filter((s) => s.phase === 2);
     let recoveryMs: number | undefined;
@@ -182,7 +202,9 @@ async function main(): Promise<number> {
     const healthStatuses = new Map<number, number>();
     for (const h of health) healthStatuses.set(h.status, (healthStatuses.get(h.status) ?? 0) + 1);
     const healthDuring = health.filter((h) => h.atMs >= PHASES[0].seconds * 1000 && h.atMs < overloadEndMs).map((h) => h.latencyMs);
-    process.stdout.write(`/health: ${[...healthStatuses].map(([s, n]) => `${n} × ${s}`).join(', ')}; slowest during the overload ${Math.max(...healthDuring).toFixed(0)} ms\n`);
+    process.stdout.write(
+      `/health: ${[...healthStatuses].map(([s, n]) => `${n} × ${s}`).join(', ')}; slowest during the overload ${Math.max(...healthDuring).toFixed(0)} ms\n`,
+    );
 
     // Nothing answered with success may be lost: every one of those transactions is on the ledger.
     let missing = 0;
@@ -190,7 +212,9 @@ async function main(): Promise<number> {
       const statuses = (await call('getSignatureStatuses', [landedCheck.slice(i, i + 256)])).value as ({ err: unknown } | null)[];
       missing += statuses.filter((s) => s === null || s.err !== null).length;
     }
-    process.stdout.write(`transactions answered with success: ${landedCheck.length}; landed: ${landedCheck.length - missing}; lost: ${missing}\n`);
+    process.stdout.write(
+      `transactions answered with success: ${landedCheck.length}; landed: ${landedCheck.length - missing}; lost: ${missing}\n`,
+    );
     return missing === 0 ? 0 : 1;
   } finally {
     await server.stop();

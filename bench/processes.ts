@@ -46,7 +46,9 @@ async function start(command: string, args: string[], what: string, env: Record<
     errors.push(chunk.toString());
     if (errors.length > 256) errors.shift();
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const { url, key } = await waitForListening(child, what, errors);
   return {
     url,
@@ -66,5 +68,7 @@ export const startCeiling = () => start(process.execPath, [path.join(ROOT, 'dist
 /** `cpus` (taskset's list, e.g. "1") pins the gateway to those cores, leaving the others to the load generator. */
 export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}, cpus?: string) => {
   const command = [path.join(ROOT, 'bin/slipway'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra];
-  return cpus === undefined ? start(command[0]!, command.slice(1), 'Slipway', env) : start('taskset', ['-c', cpus, ...command], 'Slipway', env);
+  return cpus === undefined
+    ? start(command[0]!, command.slice(1), 'Slipway', env)
+    : start('taskset', ['-c', cpus, ...command], 'Slipway', env);
 };

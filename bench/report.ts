@@ -27,18 +27,25 @@ export function table(r: BenchResults): string {
   lines.push('');
   lines.push('Full load (32 connections)                requests/s  tx/s      p50 ms  p99 ms  failed');
   const row = (name: string, l: { rps: number; latencyMs: { p50: number; p99: number }; failed: number }, tps?: number) =>
-    lines.push(`  ${name.padEnd(40)}${fmt(l.rps).padStart(10)}  ${(tps === undefined ? '' : fmt(tps)).padStart(8)}  ${fmt(l.latencyMs.p50, 1).padStart(6)}  ${fmt(l.latencyMs.p99, 1).padStart(6)}  ${String(l.failed).padStart(6)}`);
+    lines.push(
+      `  ${name.padEnd(40)}${fmt(l.rps).padStart(10)}  ${(tps === undefined ? '' : fmt(tps)).padStart(8)}  ${fmt(l.latencyMs.p50, 1).padStart(6)}  ${fmt(l.latencyMs.p99, 1).padStart(6)}  ${String(l.failed).padStart(6)}`,
+    );
   row('ceiling (bare node:http)', ceiling.load);
   row('sendTransaction, everything on', slipway.sendTransaction, slipway.sendTransaction.rps);
   row('sendTransaction, verification off', slipway.sendTransactionNoVerify, slipway.sendTransactionNoVerify.rps);
-  if (slipway.sendTransactionLogInfo !== undefined) row('sendTransaction, logging at info', slipway.sendTransactionLogInfo, slipway.sendTransactionLogInfo.rps);
+  if (slipway.sendTransactionLogInfo !== undefined)
+    row('sendTransaction, logging at info', slipway.sendTransactionLogInfo, slipway.sendTransactionLogInfo.rps);
   row('/submit-batch, 5 transactions', slipway.submitBatch, slipway.submitBatch.tps);
   row('sendBundle, 5 transactions', slipway.sendBundle, slipway.sendBundle.tps);
   row('sendTransaction, embedded ledger (e2e)', slipway.embeddedLedger, slipway.embeddedLedger.rps);
   lines.push('');
-  lines.push(`Open loop at ${fmt(ceiling.fixedRate.achievedRate)} requests/s (alternating 1 s rounds)  p50 µs  p90 µs  p99 µs  p99.9 µs  failed`);
+  lines.push(
+    `Open loop at ${fmt(ceiling.fixedRate.achievedRate)} requests/s (alternating 1 s rounds)  p50 µs  p90 µs  p99 µs  p99.9 µs  failed`,
+  );
   const lat = (name: string, l: BenchResults['ceiling']['fixedRate']) =>
-    lines.push(`  ${name.padEnd(45)}${fmt(l.p50).padStart(8)}${fmt(l.p90).padStart(8)}${fmt(l.p99).padStart(8)}${fmt(l.p999).padStart(10)}${String(l.failed).padStart(8)}`);
+    lines.push(
+      `  ${name.padEnd(45)}${fmt(l.p50).padStart(8)}${fmt(l.p90).padStart(8)}${fmt(l.p99).padStart(8)}${fmt(l.p999).padStart(10)}${String(l.failed).padStart(8)}`,
+    );
   lat('ceiling', ceiling.fixedRate);
   lat('Slipway sendTransaction', slipway.fixedRate);
   lines.push('');
@@ -87,7 +94,9 @@ function chart(r: BenchResults): string {
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="460" font-family="sans-serif" font-size="13">`);
   out.push('<rect width="100%" height="100%" fill="white"/>');
-  out.push(`<text x="20" y="28" font-size="17" font-weight="bold">Slipway vs the machine's ceiling (${r.machine.cores} cores, ${escape(r.machine.cpu)})</text>`);
+  out.push(
+    `<text x="20" y="28" font-size="17" font-weight="bold">Slipway vs the machine's ceiling (${r.machine.cores} cores, ${escape(r.machine.cpu)})</text>`,
+  );
   out.push('<text x="20" y="52">Throughput at full load, 32 connections</text>');
   bars.forEach((bar, i) => {
     const y = 64 + i * 30;

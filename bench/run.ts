@@ -141,9 +141,16 @@ function bodies(kind: 'sendTransaction' | 'submitBatch' | 'sendBundle', next: ()
     case 'sendTransaction':
       return () => `{"jsonrpc":"2.0","id":${++id},"method":"sendTransaction","params":["${next()}",{"encoding":"base64"}]}`;
     case 'submitBatch':
-      return () => JSON.stringify({ jsonrpc: '2.0', id: ++id, params: { transactions: [next(), next(), next(), next(), next()], options: [] } });
+      return () =>
+        JSON.stringify({ jsonrpc: '2.0', id: ++id, params: { transactions: [next(), next(), next(), next(), next()], options: [] } });
     case 'sendBundle':
-      return () => JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'sendBundle', params: [[next(), next(), next(), next(), next()], { encoding: 'base64' }] });
+      return () =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: ++id,
+          method: 'sendBundle',
+          params: [[next(), next(), next(), next(), next()], { encoding: 'base64' }],
+        });
   }
 }
 
@@ -181,27 +188,58 @@ async function main(): Promise<void> {
     const ceilingTxs = made(100_000, next, true);
     progress('ceiling: bare node:http, full load', LOAD_S);
     const ceilingLoad = await withServer(startCeiling, (server) =>
-      measureLoad({ url: server.url, path: '/', headers: {}, nextBody: bodies('sendTransaction', ceilingTxs.next), durationS: LOAD_S, connections: CONNECTIONS }),
+      measureLoad({
+        url: server.url,
+        path: '/',
+        headers: {},
+        nextBody: bodies('sendTransaction', ceilingTxs.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      }),
     );
     ceilingTxs.done();
     ceilingRps = ceilingLoad.rps;
 
-    const sink = (name: string, extra: string[] = []) => () => startSlipway(path.join(work, name), ['--upstream', 'sink', ...extra]);
+    const sink =
+      (name: string, extra: string[] = []) =>
+      () =>
+        startSlipway(path.join(work, name), ['--upstream', 'sink', ...extra]);
     const singles = made(forLoad(0.6));
     progress('Slipway sendTransaction, everything on, sink upstream', LOAD_S);
     const verified = await withServer(sink('verify-on'), async (server) => {
       const headers = { 'x-api-key': server.key! };
-      const sendTransaction = await measureLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendTransaction', singles.next), durationS: LOAD_S, connections: CONNECTIONS });
+      const sendTransaction = await measureLoad({
+        url: server.url,
+        path: '/',
+        headers,
+        nextBody: bodies('sendTransaction', singles.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      });
       singles.done();
       // Batches and bundles carry five transactions a request: their transactions/s came
       // within 0.82-0.87 of the ceiling's requests/s in some runs, so size for all of it.
       const batchTxs = made(forLoad(1.0));
       progress('Slipway /submit-batch, 5 transactions', LOAD_S);
-      const batch = await measureLoad({ url: server.url, path: '/submit-batch', headers, nextBody: bodies('submitBatch', batchTxs.next), durationS: LOAD_S, connections: CONNECTIONS });
+      const batch = await measureLoad({
+        url: server.url,
+        path: '/submit-batch',
+        headers,
+        nextBody: bodies('submitBatch', batchTxs.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      });
       batchTxs.done();
       const bundleTxs = made(forLoad(1.0));
       progress('Slipway sendBundle, 5 transactions', LOAD_S);
-      const bundle = await measureLoad({ url: server.url, path: '/', headers, nextBody: bodies('sendBundle', bundleTxs.next), durationS: LOAD_S, connections: CONNECTIONS });
+      const bundle = await measureLoad({
+        url: server.url,
+        path: '/',
+        headers,
+        nextBody: bodies('sendBundle', bundleTxs.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      });
       bundleTxs.done();
       return { sendTransaction, batch, bundle };
     });
@@ -209,7 +247,10 @@ async function main(): Promise<void> {
     // Servers of their own for latency: what a gateway at a steady moderate rate answers, not
     // the after-effects of the saturation runs above (WAL checkpoints, index catch-up).
     const fixedTxs = made(Math.ceil((FIXED_RATE * (WARMUP_MS + FIXED_S * 1000 + 2_000)) / 1000) * 2);
-    progress(`ceiling and Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop, alternating rounds`, 2 * (FIXED_S + WARMUP_MS / 1000));
+    progress(
+      `ceiling and Slipway sendTransaction at ${FIXED_RATE} requests/s, open loop, alternating rounds`,
+      2 * (FIXED_S + WARMUP_MS / 1000),
+    );
     const [ceilingFixedRate, fixedRate] = await withServer(startCeiling, (bare) =>
       withServer(sink('fixed-rate'), (server) =>
         measureAtFixedRate(
@@ -224,7 +265,14 @@ async function main(): Promise<void> {
     const unverified = made(forLoad(0.8));
     progress('Slipway sendTransaction, signature verification off', LOAD_S);
     const noVerify = await withServer(sink('verify-off', ['--verify-signatures', 'false']), (server) =>
-      measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', unverified.next), durationS: LOAD_S, connections: CONNECTIONS }),
+      measureLoad({
+        url: server.url,
+        path: '/',
+        headers: { 'x-api-key': server.key! },
+        nextBody: bodies('sendTransaction', unverified.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      }),
     );
     unverified.done();
 
@@ -232,7 +280,14 @@ async function main(): Promise<void> {
     const logged = made(forLoad(0.6));
     progress('Slipway sendTransaction at log level info (a log line per submission)', LOAD_S);
     const loggedAtInfo = await withServer(sink('log-info', ['--log-level', 'info']), (server) =>
-      measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', logged.next), durationS: LOAD_S, connections: CONNECTIONS }),
+      measureLoad({
+        url: server.url,
+        path: '/',
+        headers: { 'x-api-key': server.key! },
+        nextBody: bodies('sendTransaction', logged.next),
+        durationS: LOAD_S,
+        connections: CONNECTIONS,
+      }),
     );
     logged.done();
 
@@ -241,13 +296,24 @@ async function main(): Promise<void> {
       async (server) => {
         const headers = { 'content-type': 'application/json', 'x-api-key': server.key! };
         const call = async (method: string, params: unknown[]) =>
-          ((await (await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result: any }).result;
+          (
+            (await (
+              await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+            ).json()) as { result: any }
+          ).result;
         const funded = newSigner();
         await call('requestAirdrop', [bs58.encode(funded.publicKey), 1_000_000_000_000]);
         const blockhash = Buffer.from(bs58.decode((await call('getLatestBlockhash', [])).value.blockhash));
         const real = made(forLoad(0.4), transferFactory(funded, newSigner().publicKey, blockhash));
         progress('Slipway end to end on the embedded ledger', LOAD_S);
-        const load = await measureLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', real.next), durationS: LOAD_S, connections: CONNECTIONS });
+        const load = await measureLoad({
+          url: server.url,
+          path: '/',
+          headers: { 'x-api-key': server.key! },
+          nextBody: bodies('sendTransaction', real.next),
+          durationS: LOAD_S,
+          connections: CONNECTIONS,
+        });
         real.done();
         return load;
       },
@@ -258,13 +324,21 @@ async function main(): Promise<void> {
 
     let soak: SoakResult | undefined;
     if (MODE === 'soak') {
-      const soakServer = () => startSlipway(path.join(work, 'soak'), ['--upstream', 'sink'], { SLIPWAY_DUPLICATE_TTL_MS: String(SOAK_DUPLICATE_TTL_MS) });
+      const soakServer = () =>
+        startSlipway(path.join(work, 'soak'), ['--upstream', 'sink'], { SLIPWAY_DUPLICATE_TTL_MS: String(SOAK_DUPLICATE_TTL_MS) });
       const soakTxs = made(Math.ceil(ceilingRps * SOAK_S * 0.6));
       progress('soak: sendTransaction at full load, resident set sampled each second', SOAK_S);
       soak = await withServer(soakServer, async (server) => {
         const samples: number[] = [];
         const sampler = setInterval(() => samples.push(rssMiB(server.pid)), 1000);
-        const load = await runLoad({ url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', soakTxs.next), durationS: SOAK_S, connections: CONNECTIONS });
+        const load = await runLoad({
+          url: server.url,
+          path: '/',
+          headers: { 'x-api-key': server.key! },
+          nextBody: bodies('sendTransaction', soakTxs.next),
+          durationS: SOAK_S,
+          connections: CONNECTIONS,
+        });
         clearInterval(sampler);
         soakTxs.done();
         return { seconds: SOAK_S, rps: load.rps, duplicateTtlMs: SOAK_DUPLICATE_TTL_MS, rssMiB: samples };
@@ -275,7 +349,13 @@ async function main(): Promise<void> {
 
     const results: BenchResults = {
       mode: MODE,
-      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` },
+      machine: {
+        cores: os.cpus().length,
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+        node: process.version,
+        platform: `${os.platform()} ${os.release()}`,
+      },
       startedAt,
       ceiling,
       slipway: {

@@ -53,11 +53,22 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     if (ended !== undefined) return;
     rss.push(rssMiB(server.pid));
     if (rss.length % 60 === 0) {
-      process.stderr.write(`soak: minute ${rss.length / 60}: ${tally.requests - lastRequests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB\n`);
+      process.stderr.write(
+        `soak: minute ${rss.length / 60}: ${tally.requests - lastRequests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB\n`,
+      );
       lastRequests = tally.requests;
     }
   }, 1000);
-  await sendAcknowledged({ url: server.url, key: server.key!, connections: CONNECTIONS, nextTransaction: transfers(), done: () => Date.now() > until || ended !== undefined }, tally);
+  await sendAcknowledged(
+    {
+      url: server.url,
+      key: server.key!,
+      connections: CONNECTIONS,
+      nextTransaction: transfers(),
+      done: () => Date.now() > until || ended !== undefined,
+    },
+    tally,
+  );
   clearInterval(sampler);
   clearInterval(heapSampler);
   const seconds = (Date.now() - startedAt) / 1000;
@@ -76,8 +87,12 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     rssMedianPerMinuteMiB: perMinute,
     rssMaxMiB: round(Math.max(...rss)),
     rssGrowthAfterMinute3MiB: perMinute.length >= 3 ? round(perMinute.at(-1)! - perMinute[2]!) : null,
-    heapUsedMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) => median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.usedMiB))),
-    externalMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) => median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.externalMiB))),
+    heapUsedMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) =>
+      median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.usedMiB)),
+    ),
+    externalMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) =>
+      median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.externalMiB)),
+    ),
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
 }
@@ -114,7 +129,9 @@ async function main(): Promise<number> {
   const cycles = values.cycles === undefined ? undefined : Number(values.cycles);
   const minutes = Number(values.minutes ?? 10);
   const tally = newTally();
-  process.stderr.write(`soak: Node.js ${process.versions.node}, ${cycles === undefined ? `${minutes} minutes at full load, ${CONNECTIONS} connections` : `${cycles} start/stop cycles`}\n`);
+  process.stderr.write(
+    `soak: Node.js ${process.versions.node}, ${cycles === undefined ? `${minutes} minutes at full load, ${CONNECTIONS} connections` : `${cycles} start/stop cycles`}\n`,
+  );
   try {
     const run = cycles === undefined ? await soakAtLoad(dataDir, minutes, tally) : await startStopCycles(dataDir, cycles, tally);
     const lost = await lostAcknowledgements(path.join(dataDir, 'journal.sqlite'), tally);

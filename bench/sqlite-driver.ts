@@ -37,7 +37,16 @@ async function round(dir: string): Promise<Round> {
     const wire = Buffer.concat([Buffer.from([1]), crypto.randomBytes(64), crypto.randomBytes(150)]);
     const signature = bs58.encode(wire.subarray(1, 65));
     if (i % (SUBMISSIONS / LOOKUPS) === 0) signatures.push(signature);
-    pending.push(journal.record({ kind: 'transaction', keyId: 'bench', antiMev: false, bundleId: null, routes: ['sink'], transactions: [{ signature, wire, state: 'forwarded' }] }));
+    pending.push(
+      journal.record({
+        kind: 'transaction',
+        keyId: 'bench',
+        antiMev: false,
+        bundleId: null,
+        routes: ['sink'],
+        transactions: [{ signature, wire, state: 'forwarded' }],
+      }),
+    );
     if (pending.length === 256) await Promise.all(pending.splice(0));
   }
   await Promise.all(pending);

@@ -44,7 +44,9 @@ function subscribeMany(socket: WebSocket, count: number): Promise<number> {
     });
     for (let i = 0; i < count; i++) {
       const signature = bs58.encode(Buffer.from(Array.from({ length: 64 }, () => Math.floor(Math.random() * 256))));
-      socket.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'signatureSubscribe', params: [signature, { commitment: 'confirmed' }] }));
+      socket.send(
+        JSON.stringify({ jsonrpc: '2.0', id: i, method: 'signatureSubscribe', params: [signature, { commitment: 'confirmed' }] }),
+      );
     }
   });
 }
@@ -55,7 +57,10 @@ async function main(): Promise<void> {
   const dir = makeDataDir();
   const server = await startServer(dir, { SLIPWAY_LOG_LEVEL: 'warn', SLIPWAY_MAX_CONNECTIONS_PER_CLIENT: '0' });
   try {
-    const created = JSON.parse((await runCli(['keys', 'create', '--name', 'subscriber', '--json', '--data-dir', dir])).stdout) as { id: string; key: string };
+    const created = JSON.parse((await runCli(['keys', 'create', '--name', 'subscriber', '--json', '--data-dir', dir])).stdout) as {
+      id: string;
+      key: string;
+    };
     await pause(1_200);
     const pid = server.child.pid!;
     const url = `${server.url.replace('http', 'ws')}/?api-key=${created.key}`;
@@ -78,7 +83,9 @@ async function main(): Promise<void> {
     const closes = await closed;
     const last = Math.max(...closes) - revokedAt;
     const first = Math.min(...closes) - revokedAt;
-    process.stdout.write(`revocation: ${connections} sockets closed ${first}–${last} ms after \`keys revoke\` exited; the gateway is ${server.child.exitCode === null ? 'still running' : 'gone'}\n`);
+    process.stdout.write(
+      `revocation: ${connections} sockets closed ${first}–${last} ms after \`keys revoke\` exited; the gateway is ${server.child.exitCode === null ? 'still running' : 'gone'}\n`,
+    );
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;

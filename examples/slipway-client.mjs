@@ -19,7 +19,8 @@ const until = async (ids, done) => {
   }
   throw new Error(`not final in 20 s: ${ids.join(', ')}`);
 };
-for (let i = 0; i < 100 && (await connection.getBalance(payer.publicKey)) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 200));
+for (let i = 0; i < 100 && (await connection.getBalance(payer.publicKey)) === 0; i++)
+  await new Promise((resolve) => setTimeout(resolve, 200));
 
 const transfer = async (lamports) => {
   const { blockhash } = await connection.getLatestBlockhash();
@@ -34,7 +35,8 @@ const single = await slipway.sendTransaction(await transfer(1_000_000));
 const batch = await slipway.submitBatch([await transfer(2_000_000), await transfer(3_000_000)]);
 const bundle = await slipway.sendBundle([await transfer(4_000_000), await transfer(5_000_000)]);
 const final = await until([single, ...batch, bundle.bundleId], (s) => s !== null && s.state !== 'forwarded' && s.state !== 'held');
-for (const status of final) console.log(`${status.kind} ${status.id}: ${status.state}${status.slot === null ? '' : ` in slot ${status.slot}`}`);
+for (const status of final)
+  console.log(`${status.kind} ${status.id}: ${status.state}${status.slot === null ? '' : ` in slot ${status.slot}`}`);
 
 try {
   await slipway.sendTransaction('AAAA');

@@ -26,4 +26,6 @@ const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockha
 tx.sign(payer);
 const signature = await connection.sendRawTransaction(tx.serialize());
 const status = await waitForLanding(signature);
-console.log(`landed ${signature} in slot ${status.slot}; the recipient has ${await connection.getBalance(recipient, 'confirmed')} lamports`);
+console.log(
+  `landed ${signature} in slot ${status.slot}; the recipient has ${await connection.getBalance(recipient, 'confirmed')} lamports`,
+);

@@ -79,7 +79,15 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   collectProcessMetrics();
 
   let ledger: LocalLedger | undefined;
-  const openLedger = () => (ledger ??= LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, paths.ledger));
+  const openLedger = () =>
+    (ledger ??= LocalLedger.open(
+      {
+        slotMs: config.slotMs,
+        leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined,
+        sandwichers: config.ledgerSandwichers,
+      },
+      paths.ledger,
+    ));
   const upstreams = createUpstreams(network, openLedger, instrumentedUpstream);
   const replay = ledger === undefined ? { lastSeq: await journal.lastSeq(), replayed: 0 } : await replayJournal(ledger, journal);
 
@@ -89,7 +97,11 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const router = createRouter(upstreams, network.routes);
   // The server's logger, once it exists: the tracker and the hold queue start after it.
   const logError = (error: unknown, what: string) => server.log.warn({ err: error }, `${what} failed`);
-  const window = new SafeWindow(leaderTrackerFor(network, config.leaderPollMs, ledger), policySourceFor(config.validatorPolicy, config.policyRefreshMs, router), config.safeWindowSlots);
+  const window = new SafeWindow(
+    leaderTrackerFor(network, config.leaderPollMs, ledger),
+    policySourceFor(config.validatorPolicy, config.policyRefreshMs, router),
+    config.safeWindowSlots,
+  );
   const tracker = new SubmissionTracker({
     journal,
     reads: router.reads,
@@ -127,7 +139,12 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const validator = createTransactionValidator(recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keyStore.list(), logError });
   // One admission for every listener: connections per address are counted across the ports.
-  const admission = new Admission({ maxConnectionsPerClient: config.maxConnectionsPerClient, maxInFlight: config.maxInFlightRequests, maxInFlightPerKey: config.maxInFlightPerKey, maxEventLoopDelayMs: config.maxEventLoopDelayMs });
+  const admission = new Admission({
+    maxConnectionsPerClient: config.maxConnectionsPerClient,
+    maxInFlight: config.maxInFlightRequests,
+    maxInFlightPerKey: config.maxInFlightPerKey,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+  });
   const keyLimits = createKeyLimits(limiter);
   const server = createHttpServer({
     authenticator,
@@ -152,7 +169,10 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   holds.start();
   dashboard.start();
 
-  const snapshots = ledger === undefined ? undefined : keepLedgerSaved(ledger, paths.ledger, config.snapshotIntervalMs, () => pipeline.handedOverWatermark());
+  const snapshots =
+    ledger === undefined
+      ? undefined
+      : keepLedgerSaved(ledger, paths.ledger, config.snapshotIntervalMs, () => pipeline.handedOverWatermark());
   ledger?.start();
 
   await server.listen({ host: config.host, port: config.port });

@@ -26,7 +26,11 @@ export async function runDemo(_args: string[]): Promise<number> {
   try {
     const connection = new Connection(app.url, { commitment: 'confirmed', httpHeaders: { 'x-api-key': key } });
     const call = async (route: string, body: unknown) => {
-      const response = await fetch(app.url + route, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+      const response = await fetch(app.url + route, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify(body),
+      });
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the demo prints what it reads, field by field
       return (await response.json()) as any;
     };
@@ -52,10 +56,18 @@ export async function runDemo(_args: string[]): Promise<number> {
     const [alice, bob, carol, dave, erin, frank, gina] = Array.from({ length: 7 }, () => Keypair.generate()) as Keypair[] & { length: 7 };
     say('\n1. Fund alice (10 SOL) and bob (1 SOL) with airdrops');
     await settle([await connection.requestAirdrop(alice!.publicKey, 10 * SOL), await connection.requestAirdrop(bob!.publicKey, SOL)]);
-    check(`alice has ${sol(await balance(alice!))}, bob has ${sol(await balance(bob!))}`, (await balance(alice!)) === 10 * SOL && (await balance(bob!)) === SOL);
+    check(
+      `alice has ${sol(await balance(alice!))}, bob has ${sol(await balance(bob!))}`,
+      (await balance(alice!)) === 10 * SOL && (await balance(bob!)) === SOL,
+    );
 
     say('\n2. sendTransaction: alice sends 1 SOL to carol');
-    const single = await call('/', { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [await transfer(alice!, carol!.publicKey, SOL), { encoding: 'base64' }] });
+    const single = await call('/', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'sendTransaction',
+      params: [await transfer(alice!, carol!.publicKey, SOL), { encoding: 'base64' }],
+    });
     say(`   signature ${single.result}`);
     await settle([single.result]);
     check(`carol has ${sol(await balance(carol!))}`, (await balance(carol!)) === SOL);
@@ -64,25 +76,48 @@ export async function runDemo(_args: string[]): Promise<number> {
     const batch = await call('/submit-batch', {
       jsonrpc: '2.0',
       id: 1,
-      params: { transactions: [await transfer(alice!, dave!.publicKey, SOL / 2), await transfer(bob!, erin!.publicKey, 5 * SOL), await transfer(alice!, erin!.publicKey, SOL / 4)], options: [] },
+      params: {
+        transactions: [
+          await transfer(alice!, dave!.publicKey, SOL / 2),
+          await transfer(bob!, erin!.publicKey, 5 * SOL),
+          await transfer(alice!, erin!.publicKey, SOL / 4),
+        ],
+        options: [],
+      },
     });
     say(`   answer: code ${batch.code}, ${batch.message}, ${batch.signatures.length} signatures`);
     const statuses = await settle(batch.signatures);
     statuses.forEach((s, i) => say(`   member ${i + 1}: ${s?.err === null ? 'landed' : `failed on chain: ${JSON.stringify(s?.err)}`}`));
-    check(`dave has ${sol(await balance(dave!))}, erin has ${sol(await balance(erin!))}: the others landed`, (await balance(dave!)) === SOL / 2 && (await balance(erin!)) === SOL / 4);
+    check(
+      `dave has ${sol(await balance(dave!))}, erin has ${sol(await balance(erin!))}: the others landed`,
+      (await balance(dave!)) === SOL / 2 && (await balance(erin!)) === SOL / 4,
+    );
     check(`bob has ${sol(await balance(bob!))}: the failed member cost only its fee`, (await balance(bob!)) === SOL - 5000);
 
     say('\n4. sendBundle that lands: alice→frank 2 SOL, then frank→alice 1 SOL (works only in order)');
-    const bundle = await call('/', { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [[await transfer(alice!, frank!.publicKey, 2 * SOL), await transfer(frank!, alice!.publicKey, SOL)], { encoding: 'base64' }] });
+    const bundle = await call('/', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'sendBundle',
+      params: [[await transfer(alice!, frank!.publicKey, 2 * SOL), await transfer(frank!, alice!.publicKey, SOL)], { encoding: 'base64' }],
+    });
     say(`   bundle ID ${bundle.result}`);
     check(`frank has ${sol(await balance(frank!))}`, (await balance(frank!)) === SOL - 5000);
 
     say('\n5. sendBundle that is rejected: alice→gina 1 SOL, then bob→gina 5 SOL (fails)');
     const aliceBefore = await balance(alice!);
     const bobBefore = await balance(bob!);
-    const rejected = await call('/', { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [[await transfer(alice!, gina!.publicKey, SOL), await transfer(bob!, gina!.publicKey, 5 * SOL)], { encoding: 'base64' }] });
+    const rejected = await call('/', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'sendBundle',
+      params: [[await transfer(alice!, gina!.publicKey, SOL), await transfer(bob!, gina!.publicKey, 5 * SOL)], { encoding: 'base64' }],
+    });
     say(`   error ${rejected.error?.code}: ${rejected.error?.message}`);
-    check(`gina has ${sol(await balance(gina!))}, alice and bob unchanged (not even fees): no effect remains`, (await balance(gina!)) === 0 && (await balance(alice!)) === aliceBefore && (await balance(bob!)) === bobBefore);
+    check(
+      `gina has ${sol(await balance(gina!))}, alice and bob unchanged (not even fees): no effect remains`,
+      (await balance(gina!)) === 0 && (await balance(alice!)) === aliceBefore && (await balance(bob!)) === bobBefore,
+    );
 
     say(failures === 0 ? '\nEvery outcome holds.' : `\n${failures} check(s) failed.`);
     return failures === 0 ? 0 : 1;

@@ -33,7 +33,9 @@ export async function runKeys(args: string[]): Promise<number> {
           process.stdout.write(JSON.stringify({ ...record, key }) + '\n');
         } else {
           process.stdout.write(`${key}\n`);
-          process.stderr.write(`created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}); the key is shown only this once\n`);
+          process.stderr.write(
+            `created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}); the key is shown only this once\n`,
+          );
         }
         return 0;
       }
@@ -49,8 +51,14 @@ export async function runKeys(args: string[]): Promise<number> {
         return 0;
       }
       case 'set': {
-        const id = requireId(positionals, 'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off]');
-        const changes = { ...(values.bundle === undefined ? {} : { bundle: parseOnOff(String(values.bundle), 'keys set --bundle') }), ...parseLimits(values, 'keys set') };
+        const id = requireId(
+          positionals,
+          'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off]',
+        );
+        const changes = {
+          ...(values.bundle === undefined ? {} : { bundle: parseOnOff(String(values.bundle), 'keys set --bundle') }),
+          ...parseLimits(values, 'keys set'),
+        };
         if (Object.keys(changes).length === 0) throw new Error('keys set: say what to change, e.g. --bundle on or --tps 50');
         if (!(await store.update(id, changes))) throw new Error(`keys set: no key with id ${id}`);
         const record = (await store.list()).find((k) => k.id === id)!;
@@ -74,7 +82,8 @@ function parseLimits(
     if (raw === undefined) return undefined;
     if (raw === 'off') return null;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1 || value > 1_000_000) throw new Error(`${command} ${flag} takes a whole number from 1 to 1000000, or off (got ${JSON.stringify(raw)})`);
+    if (!Number.isInteger(value) || value < 1 || value > 1_000_000)
+      throw new Error(`${command} ${flag} takes a whole number from 1 to 1000000, or off (got ${JSON.stringify(raw)})`);
     return value;
   };
   const tps = limit(values.tps, '--tps');

@@ -23,7 +23,14 @@ export async function runLedger(args: string[]): Promise<number> {
     faults.set(setting);
   }
   const ledgerDir = path.join(config.dataDir, 'ledger-node');
-  const ledger = LocalLedger.open({ slotMs: config.slotMs, leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined, sandwichers: config.ledgerSandwichers }, ledgerDir);
+  const ledger = LocalLedger.open(
+    {
+      slotMs: config.slotMs,
+      leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined,
+      sandwichers: config.ledgerSandwichers,
+    },
+    ledgerDir,
+  );
   const save = () => ledger.save(ledgerDir);
   ledger.onUnjournaledChange = save;
   const snapshots = setInterval(save, config.snapshotIntervalMs);
@@ -34,7 +41,9 @@ export async function runLedger(args: string[]): Promise<number> {
   const address = node.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  process.stdout.write(`slipway ledger: listening on ${url} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`);
+  process.stdout.write(
+    `slipway ledger: listening on ${url} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`,
+  );
 
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());

@@ -38,7 +38,8 @@ export async function runSend(args: string[]): Promise<number> {
   });
   if (positionals.length === 0) throw new Error('send: name at least one file of signed transactions (raw bytes, or Base64 one per line)');
   if (values.batch && values.bundle) throw new Error('send: --batch or --bundle, not both');
-  if (values.bundle && values['anti-mev']) throw new Error('send: --anti-mev applies to single sends and batches (a bundle goes to the block engine, which is private already)');
+  if (values.bundle && values['anti-mev'])
+    throw new Error('send: --anti-mev applies to single sends and batches (a bundle goes to the block engine, which is private already)');
   const apiKey = values.key ?? process.env.SLIPWAY_API_KEY;
   if (apiKey === undefined || apiKey === '') throw new Error('send: give the API key with --key KEY or $SLIPWAY_API_KEY');
   const timeoutS = Number(values['timeout-s'] ?? 90);
@@ -47,21 +48,42 @@ export async function runSend(args: string[]): Promise<number> {
   const url = values.url ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
 
   const items = positionals.flatMap(readTransactions);
-  if ((values.batch || values.bundle) && items.length > 5) throw new Error(`send: a ${values.batch ? 'batch' : 'bundle'} holds 1–5 transactions; the files hold ${items.length}`);
+  if ((values.batch || values.bundle) && items.length > 5)
+    throw new Error(`send: a ${values.batch ? 'batch' : 'bundle'} holds 1–5 transactions; the files hold ${items.length}`);
   const client = createSlipwayClient({ url, apiKey });
   const refuse = (targets: Item[], error: unknown) => {
     if (!(error instanceof SlipwayClientError)) throw error;
-    for (const item of targets) Object.assign(item, { state: 'refused', code: error.code, reason: error.message, signature: item.signature ?? signatureOf(item.base64) });
+    for (const item of targets)
+      Object.assign(item, {
+        state: 'refused',
+        code: error.code,
+        reason: error.message,
+        signature: item.signature ?? signatureOf(item.base64),
+      });
   };
 
   const antiMev = values['anti-mev'] === true;
   if (values.bundle) {
-    await client.sendBundle(items.map((i) => i.base64)).then(({ signatures }) => signatures.forEach((s, n) => (items[n]!.signature = s)), (error) => refuse(items, error));
+    await client.sendBundle(items.map((i) => i.base64)).then(
+      ({ signatures }) => signatures.forEach((s, n) => (items[n]!.signature = s)),
+      (error) => refuse(items, error),
+    );
   } else if (values.batch) {
-    await client.submitBatch(items.map((i) => i.base64), { antiMev }).then((signatures) => signatures.forEach((s, n) => (items[n]!.signature = s)), (error) => refuse(items, error));
+    await client
+      .submitBatch(
+        items.map((i) => i.base64),
+        { antiMev },
+      )
+      .then(
+        (signatures) => signatures.forEach((s, n) => (items[n]!.signature = s)),
+        (error) => refuse(items, error),
+      );
   } else {
     for (const item of items) {
-      await client.sendTransaction(item.base64, { antiMev }).then((signature) => (item.signature = signature), (error) => refuse([item], error));
+      await client.sendTransaction(item.base64, { antiMev }).then(
+        (signature) => (item.signature = signature),
+        (error) => refuse([item], error),
+      );
     }
   }
 
@@ -87,7 +109,13 @@ export async function runSend(args: string[]): Promise<number> {
   progress.done();
 
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(items.map(({ base64: _, ...rest }) => ({ ...rest, state: rest.state ?? 'unknown' })), null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        items.map(({ base64: _, ...rest }) => ({ ...rest, state: rest.state ?? 'unknown' })),
+        null,
+        2,
+      )}\n`,
+    );
   } else {
     for (const item of items) process.stdout.write(`${describe(item)}\n`);
   }
@@ -110,7 +138,10 @@ function readTransactions(file: string): Item[] {
   }
   const text = bytes.toString('latin1');
   if (/^[A-Za-z0-9+/=\s]*$/.test(text)) {
-    const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+    const lines = text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     if (lines.length === 0) throw new Error(`send: ${file} holds no transaction`);
     return lines.map((base64, n) => ({ source: lines.length === 1 ? file : `${file}:${n + 1}`, base64 }));
   }
@@ -136,7 +167,10 @@ function describe(item: Item): string {
 /** One line on a terminal, rewritten as states change; nothing otherwise. */
 class Progress {
   private last = '';
-  constructor(private readonly total: number, private readonly live: boolean) {}
+  constructor(
+    private readonly total: number,
+    private readonly live: boolean,
+  ) {}
 
   show(items: readonly Item[]): void {
     if (!this.live) return;

@@ -9,7 +9,9 @@ export async function runServe(args: string[]): Promise<number> {
   const config = resolveConfig({ ...settingsFromFlags('serve', values), config: values.config });
   const app = await startApp(config);
   if (app.replayed > 0) {
-    process.stderr.write(`slipway: recovered ${app.replayed} transaction(s) from the journal that the last run had not saved in the ledger\n`);
+    process.stderr.write(
+      `slipway: recovered ${app.replayed} transaction(s) from the journal that the last run had not saved in the ledger\n`,
+    );
   }
   if (app.initialKey !== null) {
     process.stdout.write(
@@ -20,10 +22,15 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const upstreams = Object.entries(config.network.upstreams).map(([name, u]) => (name === u.type ? name : `${name} (${u.type})`));
   process.stdout.write(`slipway: listening on ${app.url} (upstreams: ${upstreams.join(', ')}; data dir: ${config.dataDir})\n`);
-  if (app.pubsubUrl !== undefined) process.stdout.write(`slipway: WebSocket subscriptions also on ${app.pubsubUrl}, where Solana clients look by default\n`);
-  if (config.upstream === 'sink') process.stderr.write('slipway: WARNING: --upstream sink drops every transaction it accepts (a benchmarking aid)\n');
-  if (!config.verifySignatures) process.stderr.write('slipway: signature verification is off (--verify-signatures false): only behind a trusted verifier\n');
-  const local = [config.metricsToken === '' ? '/metrics' : null, config.dashboardToken === '' ? '/dashboard' : null].filter((p) => p !== null);
+  if (app.pubsubUrl !== undefined)
+    process.stdout.write(`slipway: WebSocket subscriptions also on ${app.pubsubUrl}, where Solana clients look by default\n`);
+  if (config.upstream === 'sink')
+    process.stderr.write('slipway: WARNING: --upstream sink drops every transaction it accepts (a benchmarking aid)\n');
+  if (!config.verifySignatures)
+    process.stderr.write('slipway: signature verification is off (--verify-signatures false): only behind a trusted verifier\n');
+  const local = [config.metricsToken === '' ? '/metrics' : null, config.dashboardToken === '' ? '/dashboard' : null].filter(
+    (p) => p !== null,
+  );
   if (local.length > 0) {
     process.stderr.write(
       `slipway: ${local.join(' and ')} answer this machine only (no ${config.metricsToken === '' ? 'metricsToken' : 'dashboardToken'}${local.length === 2 ? ' or dashboardToken' : ''}); ` +

@@ -3,10 +3,15 @@
  * while the server runs).
  */
 import { resolveConfig } from '../config/config';
-import { TRANSACTION_STATES as STATES, type JournalEntry, type JournalTransaction, type SendEvidence, type TransactionState } from '../stores/journal';
+import {
+  TRANSACTION_STATES as STATES,
+  type JournalEntry,
+  type JournalTransaction,
+  type SendEvidence,
+  type TransactionState,
+} from '../stores/journal';
 import { openJournal } from '../stores/open-journal';
 import { parseOptions } from './parse-options';
-
 
 export async function runSubmissions(args: string[]): Promise<number> {
   const [action, ...rest] = args;
@@ -68,7 +73,8 @@ export function formatSend(send: SendEvidence, index: number): string {
     send.slot === null
       ? 'leader schedule unknown'
       : `slot ${send.slot}, window ${send.slot}–${send.slot + send.windowSlots - 1} led by ${send.leaders.join(', ')}`;
-  const gating = send.gating === 'policy' ? 'every leader trusted by the validator policy' : 'no validator policy configured: no leader gating applied';
+  const gating =
+    send.gating === 'policy' ? 'every leader trusted by the validator policy' : 'no validator policy configured: no leader gating applied';
   const held = send.heldMs > 0 && send.heldReason !== null ? `; held ${send.heldMs} ms because ${send.heldReason}` : '';
   return `    ${index + 1}. ${what} at ${time} via ${send.route.join(',')}: ${window}; ${gating}${held}\n`;
 }

@@ -1,4 +1,11 @@
 /** `slipway/client`: the typed client for Slipway's HTTP interface. */
-export { createSlipwayClient, type BundleResult, type SendOptions, type SlipwayClient, type SlipwayClientOptions, type SubmissionStatus } from './slipway-client';
+export {
+  createSlipwayClient,
+  type BundleResult,
+  type SendOptions,
+  type SlipwayClient,
+  type SlipwayClientOptions,
+  type SubmissionStatus,
+} from './slipway-client';
 export { SlipwayClientError } from './slipway-client-error';
 export type { SerializableTransaction, TransactionInput } from './transaction-input';

@@ -48,7 +48,13 @@ export interface SubmissionStatus {
   readonly slot: number | null;
   readonly reason: string | null;
   readonly antiMev: boolean;
-  readonly transactions: readonly { signature: string; state: SubmissionStatus['state']; slot: number | null; reason: string | null; sends: number }[];
+  readonly transactions: readonly {
+    signature: string;
+    state: SubmissionStatus['state'];
+    slot: number | null;
+    reason: string | null;
+    sends: number;
+  }[];
 }
 
 export interface SlipwayClient {
@@ -88,7 +94,13 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
       try {
         parsed = text === '' ? undefined : JSON.parse(text);
       } catch {
-        throw new SlipwayClientError(-32700, `the gateway answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`, response.status, undefined, requestId);
+        throw new SlipwayClientError(
+          -32700,
+          `the gateway answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+          response.status,
+          undefined,
+          requestId,
+        );
       }
       const retryAfter = response.headers.get('retry-after');
       if ((response.status === 429 || response.status === 503) && retryAfter !== null && attempt < maxRetries) {
@@ -103,7 +115,8 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
   async function call<T>(method: string, params: unknown[], query = ''): Promise<T> {
     const { status, body, requestId } = await post(`/${query}`, { jsonrpc: '2.0', id: nextId++, method, params });
     if (body?.error !== undefined) throw new SlipwayClientError(body.error.code, body.error.message, status, body.error.data, requestId);
-    if (body === undefined || !('result' in body)) throw new SlipwayClientError(-32603, `the gateway answered HTTP ${status} without a result`, status, undefined, requestId);
+    if (body === undefined || !('result' in body))
+      throw new SlipwayClientError(-32603, `the gateway answered HTTP ${status} without a result`, status, undefined, requestId);
     return body.result as T;
   }
 
@@ -115,8 +128,19 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
 
     async submitBatch(txs, batchOptions = {}) {
       const path = `${BATCH_PATH}${batchOptions.antiMev === true ? '?anti_mev=1' : ''}`;
-      const { status, body, requestId } = await post(path, { jsonrpc: '2.0', id: nextId++, params: { transactions: txs.map(toBase64), options: [] } });
-      if (body?.code !== 1) throw new SlipwayClientError(body?.code ?? -32603, body?.message ?? `the gateway answered HTTP ${status}`, status, undefined, requestId);
+      const { status, body, requestId } = await post(path, {
+        jsonrpc: '2.0',
+        id: nextId++,
+        params: { transactions: txs.map(toBase64), options: [] },
+      });
+      if (body?.code !== 1)
+        throw new SlipwayClientError(
+          body?.code ?? -32603,
+          body?.message ?? `the gateway answered HTTP ${status}`,
+          status,
+          undefined,
+          requestId,
+        );
       return body.signatures as string[];
     },
 

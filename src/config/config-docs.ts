@@ -38,6 +38,7 @@ export function settingsTableMarkdown(): string {
 export function withSettingsTable(markdown: string): string {
   const start = markdown.indexOf(SETTINGS_TABLE_START);
   const end = markdown.indexOf(SETTINGS_TABLE_END);
-  if (start < 0 || end < start) throw new Error(`the settings table's markers are missing (${SETTINGS_TABLE_START} … ${SETTINGS_TABLE_END})`);
+  if (start < 0 || end < start)
+    throw new Error(`the settings table's markers are missing (${SETTINGS_TABLE_START} … ${SETTINGS_TABLE_END})`);
   return `${markdown.slice(0, start + SETTINGS_TABLE_START.length)}\n${settingsTableMarkdown()}\n${markdown.slice(end)}`;
 }

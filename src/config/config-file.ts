@@ -58,7 +58,9 @@ function settingSchema(setting: Setting): z.ZodType {
   }
 }
 
-const settingsShape = Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, settingSchema(setting).optional()])) as Record<SettingName, z.ZodOptional<z.ZodType>>;
+const settingsShape = Object.fromEntries(
+  Object.entries(SETTINGS).map(([key, setting]) => [key, settingSchema(setting).optional()]),
+) as Record<SettingName, z.ZodOptional<z.ZodType>>;
 
 const fileSchema = z.strictObject({
   ...settingsShape,
@@ -135,7 +137,9 @@ export function readConfigFile(file: string): ConfigFile {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`configuration ${file}: cannot read it as JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new Error(`configuration ${file}: cannot read it as JSON (${error instanceof Error ? error.message : String(error)})`, {
+      cause: error,
+    });
   }
   return parseConfigFile(raw, file);
 }
@@ -147,7 +151,14 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
     const field = issue.path.length === 0 ? '(top level)' : issue.path.join('.');
     throw new Error(`configuration ${source}: ${field}: ${issue.message}`);
   }
-  const { upstreams: upstreamsValue, routes: routesValue, requestTimeoutMs, maxUpstreamAnswerBytes, subscriptionPollMs, rebroadcast } = parsed.data;
+  const {
+    upstreams: upstreamsValue,
+    routes: routesValue,
+    requestTimeoutMs,
+    maxUpstreamAnswerBytes,
+    subscriptionPollMs,
+    rebroadcast,
+  } = parsed.data;
   const settings: FileSettings = {};
   for (const key of Object.keys(SETTINGS) as SettingName[]) {
     const value = (parsed.data as Record<string, unknown>)[key];
@@ -160,7 +171,8 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
   const names = Object.keys(upstreams);
   if (names.length === 0) fail('upstreams', 'name at least one upstream');
   const ofType = (...types: UpstreamConfig['type'][]) => names.filter((n) => types.includes(upstreams[n]!.type));
-  const isProtected = (n: string) => ['embedded', 'sink'].includes(upstreams[n]!.type) || (upstreams[n] as { protected?: boolean }).protected === true;
+  const isProtected = (n: string) =>
+    ['embedded', 'sink'].includes(upstreams[n]!.type) || (upstreams[n] as { protected?: boolean }).protected === true;
 
   const routes: RoutesConfig = {
     sendTransaction: routesValue?.sendTransaction ?? ofType('embedded', 'rpc'),
@@ -174,10 +186,16 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
       const field = typeof list === 'string' ? `routes.${route}` : `routes.${route}[${i}]`;
       const upstream = upstreams[n] ?? fail(field, `no upstream is named "${n}" (upstreams: ${names.join(', ')})`);
       if (route === 'sendBundle' && upstream.type === 'rpc') {
-        fail(field, `upstream "${n}" is a Solana RPC node, which cannot execute bundles atomically; route sendBundle to a jito or embedded upstream`);
+        fail(
+          field,
+          `upstream "${n}" is a Solana RPC node, which cannot execute bundles atomically; route sendBundle to a jito or embedded upstream`,
+        );
       }
       if (route === 'antiMev' && !isProtected(n)) {
-        fail(field, `upstream "${n}" is not protected: anti-MEV traffic may only go to protected upstreams (jito, embedded, or an upstream marked "protected": true)`);
+        fail(
+          field,
+          `upstream "${n}" is not protected: anti-MEV traffic may only go to protected upstreams (jito, embedded, or an upstream marked "protected": true)`,
+        );
       }
       if (route === 'reads' && upstream.type === 'jito') fail(field, `upstream "${n}" is a block engine, which does not answer reads`);
     }

@@ -60,7 +60,8 @@ function parseSetting(name: SettingName, setting: Setting, raw: string | undefin
       return value;
     }
     case 'choice':
-      if (!setting.choices.includes(raw)) throw new Error(`${name} must be one of ${setting.choices.join(', ')} (got ${JSON.stringify(raw)})`);
+      if (!setting.choices.includes(raw))
+        throw new Error(`${name} must be one of ${setting.choices.join(', ')} (got ${JSON.stringify(raw)})`);
       return raw;
     case 'boolean':
       if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be one of true, false (got ${JSON.stringify(raw)})`);
@@ -73,10 +74,13 @@ function parseSetting(name: SettingName, setting: Setting, raw: string | undefin
 }
 
 /** Checks of single settings beyond their type, by name (each returns the value, or throws saying what is wrong). */
-const CHECKS: { readonly [K in SettingName]?: (value: ScalarSettings[K] extends readonly string[] ? string[] : string, where: string) => unknown } = {
+const CHECKS: {
+  readonly [K in SettingName]?: (value: ScalarSettings[K] extends readonly string[] ? string[] : string, where: string) => unknown;
+} = {
   readMethods: (methods, where) => {
     const bad = methods.find((method) => method !== '*' && !/^[A-Za-z][A-Za-z0-9]{0,63}$/.test(method));
-    if (bad !== undefined) throw new Error(`readMethods: ${JSON.stringify(bad.slice(0, 64))} is not a method name (${where}, a comma-separated list, or *)`);
+    if (bad !== undefined)
+      throw new Error(`readMethods: ${JSON.stringify(bad.slice(0, 64))} is not a method name (${where}, a comma-separated list, or *)`);
     return methods;
   },
   ledgerLeaders: (identities, where) => {
@@ -84,22 +88,30 @@ const CHECKS: { readonly [K in SettingName]?: (value: ScalarSettings[K] extends 
     try {
       new LeaderSchedule(identities);
     } catch (error) {
-      throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (${where}, a comma-separated list)`, { cause: error });
+      throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (${where}, a comma-separated list)`, {
+        cause: error,
+      });
     }
     return identities;
   },
   redisUrl: (raw, where) => serviceUrl('redisUrl', raw, ['redis:', 'rediss:'], 'redis://127.0.0.1:6379/0', where),
-  postgresUrl: (raw, where) => serviceUrl('postgresUrl', raw, ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway', where),
+  postgresUrl: (raw, where) =>
+    serviceUrl('postgresUrl', raw, ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway', where),
 };
 
 /** The rules that relate several settings. */
 function checkTogether(config: SlipwayConfig): void {
   if (config.headersTimeoutMs > config.httpRequestTimeoutMs) {
-    throw new Error(`headersTimeoutMs (${config.headersTimeoutMs}) must not be longer than httpRequestTimeoutMs (${config.httpRequestTimeoutMs}): the headers are part of the request`);
+    throw new Error(
+      `headersTimeoutMs (${config.headersTimeoutMs}) must not be longer than httpRequestTimeoutMs (${config.httpRequestTimeoutMs}): the headers are part of the request`,
+    );
   }
   const leaders = config.ledgerLeaders.length > 0 ? config.ledgerLeaders : defaultValidatorIdentities();
   for (const identity of config.ledgerSandwichers) {
-    if (!leaders.includes(identity)) throw new Error(`ledgerSandwichers: ${identity} is not one of the leader schedule's validators (env ${SETTINGS.ledgerSandwichers.env})`);
+    if (!leaders.includes(identity))
+      throw new Error(
+        `ledgerSandwichers: ${identity} is not one of the leader schedule's validators (env ${SETTINGS.ledgerSandwichers.env})`,
+      );
   }
 }
 
@@ -128,7 +140,8 @@ function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string, protocols: re
   } catch {
     throw new Error(`${name} must be a URL like ${example} (${where})`);
   }
-  if (!protocols.includes(url.protocol)) throw new Error(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')} (got ${url.protocol}//…; ${where})`);
+  if (!protocols.includes(url.protocol))
+    throw new Error(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')} (got ${url.protocol}//…; ${where})`);
   return raw;
 }
 

@@ -27,7 +27,16 @@ export function settingsFromFlags(command: Command, values: Record<string, unkno
 export function flagUsage(command: Command): string[] {
   return flagsOf(command).map(([name, flag]) => {
     const setting = SETTINGS[name];
-    const value = setting.kind === 'integer' ? 'N' : setting.kind === 'choice' ? setting.choices.join('|') : setting.kind === 'boolean' ? 'true|false' : setting.kind === 'list' ? 'A,B,…' : 'VALUE';
+    const value =
+      setting.kind === 'integer'
+        ? 'N'
+        : setting.kind === 'choice'
+          ? setting.choices.join('|')
+          : setting.kind === 'boolean'
+            ? 'true|false'
+            : setting.kind === 'list'
+              ? 'A,B,…'
+              : 'VALUE';
     return `[--${flag} ${value}]`;
   });
 }

@@ -30,272 +30,370 @@ export type Setting =
   | (Common & { readonly kind: 'list'; readonly default: readonly string[]; readonly nonEmptyInFile?: boolean });
 
 const integer = (spec: Omit<Extract<Setting, { kind: 'integer' }>, 'kind'>) => ({ kind: 'integer' as const, ...spec });
-const choice = <const C extends readonly string[]>(spec: Common & { readonly default: C[number]; readonly choices: C }) => ({ kind: 'choice' as const, ...spec });
+const choice = <const C extends readonly string[]>(spec: Common & { readonly default: C[number]; readonly choices: C }) => ({
+  kind: 'choice' as const,
+  ...spec,
+});
 const boolean = (spec: Common & { readonly default: boolean }) => ({ kind: 'boolean' as const, ...spec });
 const text = (spec: Common & { readonly default: string }) => ({ kind: 'text' as const, ...spec });
-const list = (spec: Common & { readonly default: readonly string[]; readonly nonEmptyInFile?: boolean }) => ({ kind: 'list' as const, ...spec });
+const list = (spec: Common & { readonly default: readonly string[]; readonly nonEmptyInFile?: boolean }) => ({
+  kind: 'list' as const,
+  ...spec,
+});
 
 /** In the order docs/CONFIG.md shows them. */
 export const SETTINGS = {
   host: text({
-    default: '127.0.0.1', env: 'SLIPWAY_HOST', flags: { serve: '--host', ledger: '--host' },
-    doc:
-      'Address to listen on.',
+    default: '127.0.0.1',
+    env: 'SLIPWAY_HOST',
+    flags: { serve: '--host', ledger: '--host' },
+    doc: 'Address to listen on.',
   }),
   port: integer({
-    default: 8080, min: 0, max: 65535, env: 'SLIPWAY_PORT', flags: { serve: '--port', ledger: '--port' },
-    doc:
-      'Port; `0` picks a free one (the real port is printed). WebSocket subscriptions are also '
-      + 'served on port + 1 when it is free.',
+    default: 8080,
+    min: 0,
+    max: 65535,
+    env: 'SLIPWAY_PORT',
+    flags: { serve: '--port', ledger: '--port' },
+    doc: 'Port; `0` picks a free one (the real port is printed). WebSocket subscriptions are also ' + 'served on port + 1 when it is free.',
   }),
   dataDir: text({
-    default: './data', env: 'SLIPWAY_DATA_DIR', flags: { serve: '--data-dir', ledger: '--data-dir' },
+    default: './data',
+    env: 'SLIPWAY_DATA_DIR',
+    flags: { serve: '--data-dir', ledger: '--data-dir' },
     doc:
-      'Keys (`keys.sqlite`), journal (`journal.sqlite`) and the embedded ledger (`ledger/`). '
-      + 'The `keys` and `submissions` commands take `--data-dir` too.',
+      'Keys (`keys.sqlite`), journal (`journal.sqlite`) and the embedded ledger (`ledger/`). ' +
+      'The `keys` and `submissions` commands take `--data-dir` too.',
   }),
   slotMs: integer({
-    default: 400, min: 10, max: 60_000, env: 'SLIPWAY_SLOT_MS', flags: { serve: '--slot-ms', ledger: '--slot-ms' },
-    doc:
-      'Milliseconds per slot of the embedded ledger; each slot has a new blockhash.',
+    default: 400,
+    min: 10,
+    max: 60_000,
+    env: 'SLIPWAY_SLOT_MS',
+    flags: { serve: '--slot-ms', ledger: '--slot-ms' },
+    doc: 'Milliseconds per slot of the embedded ledger; each slot has a new blockhash.',
   }),
   bundleResult: choice({
-    default: 'id', choices: ['id', 'signatures'], env: 'SLIPWAY_BUNDLE_RESULT', flags: { serve: '--bundle-result' },
-    doc:
-      "`sendBundle`'s result: `id` (the bundle ID) or `signatures` (the array of signatures).",
+    default: 'id',
+    choices: ['id', 'signatures'],
+    env: 'SLIPWAY_BUNDLE_RESULT',
+    flags: { serve: '--bundle-result' },
+    doc: "`sendBundle`'s result: `id` (the bundle ID) or `signatures` (the array of signatures).",
   }),
   duplicateTtlMs: integer({
-    default: 120_000, min: 1_000, max: 86_400_000, env: 'SLIPWAY_DUPLICATE_TTL_MS',
-    doc:
-      'How long accepted transactions (and refusals) are remembered; keep it above a '
-      + "blockhash's life (150 slots).",
+    default: 120_000,
+    min: 1_000,
+    max: 86_400_000,
+    env: 'SLIPWAY_DUPLICATE_TTL_MS',
+    doc: 'How long accepted transactions (and refusals) are remembered; keep it above a ' + "blockhash's life (150 slots).",
   }),
   duplicateMaxEntries: integer({
-    default: 1_000_000, min: 1_000, max: 100_000_000, env: 'SLIPWAY_DUPLICATE_MAX_ENTRIES',
+    default: 1_000_000,
+    min: 1_000,
+    max: 100_000_000,
+    env: 'SLIPWAY_DUPLICATE_MAX_ENTRIES',
     doc:
-      'At most this many accepted transactions remembered (a 16-byte digest each, 32 bytes with'
-      + ' its hash slots, allocated at start); past it the oldest are forgotten first.',
+      'At most this many accepted transactions remembered (a 16-byte digest each, 32 bytes with' +
+      ' its hash slots, allocated at start); past it the oldest are forgotten first.',
   }),
   verifySignatures: boolean({
-    default: true, env: 'SLIPWAY_VERIFY_SIGNATURES', flags: { serve: '--verify-signatures' },
+    default: true,
+    env: 'SLIPWAY_VERIFY_SIGNATURES',
+    flags: { serve: '--verify-signatures' },
     doc:
-      '`false` skips ed25519 verification (every other check still runs). Only behind a trusted'
-      + ' verifier that has checked every signature already.',
+      '`false` skips ed25519 verification (every other check still runs). Only behind a trusted' +
+      ' verifier that has checked every signature already.',
   }),
   verifyThreads: integer({
-    default: Math.max(1, os.cpus().length - 1), min: 0, max: 64, env: 'SLIPWAY_VERIFY_THREADS', flags: { serve: '--verify-threads' }, shownDefault: 'cores − 1 (at least 1)',
+    default: Math.max(1, os.cpus().length - 1),
+    min: 0,
+    max: 64,
+    env: 'SLIPWAY_VERIFY_THREADS',
+    flags: { serve: '--verify-threads' },
+    shownDefault: 'cores − 1 (at least 1)',
     doc:
-      'Worker threads that verify signatures beside the request thread, used while the request '
-      + 'thread is busy (idle, it verifies itself: lower latency); `0` always verifies in the '
-      + 'request thread.',
+      'Worker threads that verify signatures beside the request thread, used while the request ' +
+      'thread is busy (idle, it verifies itself: lower latency); `0` always verifies in the ' +
+      'request thread.',
   }),
   verifySpinUs: integer({
-    default: os.cpus().length > 1 ? 50 : 0, min: 0, max: 10_000, env: 'SLIPWAY_VERIFY_SPIN_US', shownDefault: '`50` (`0` on one core)',
+    default: os.cpus().length > 1 ? 50 : 0,
+    min: 0,
+    max: 10_000,
+    env: 'SLIPWAY_VERIFY_SPIN_US',
+    shownDefault: '`50` (`0` on one core)',
     doc:
-      'How long a verification thread keeps looking for work, in µs, before it sleeps. Under '
-      + 'load the next transaction arrives within it, so handing it over needs no wake-up (on a '
-      + 'virtual machine, an interrupt between cores); idle, each burst of work costs this much '
-      + 'CPU after it. `0` sleeps at once.',
+      'How long a verification thread keeps looking for work, in µs, before it sleeps. Under ' +
+      'load the next transaction arrives within it, so handing it over needs no wake-up (on a ' +
+      'virtual machine, an interrupt between cores); idle, each burst of work costs this much ' +
+      'CPU after it. `0` sleeps at once.',
   }),
   upstream: choice({
-    default: 'configured', choices: ['configured', 'sink'], env: 'SLIPWAY_UPSTREAM', flags: { serve: '--upstream' },
+    default: 'configured',
+    choices: ['configured', 'sink'],
+    env: 'SLIPWAY_UPSTREAM',
+    flags: { serve: '--upstream' },
     doc:
-      '`sink` replaces every route with an upstream that accepts and drops everything: a '
-      + 'benchmarking aid (`npm run bench` uses it), never for users.',
+      '`sink` replaces every route with an upstream that accepts and drops everything: a ' +
+      'benchmarking aid (`npm run bench` uses it), never for users.',
   }),
   ledgerLeaders: list({
-    default: [], nonEmptyInFile: true, env: 'SLIPWAY_LEDGER_LEADERS', flags: { ledger: '--leaders' }, shownDefault: '8 fixed identities',
+    default: [],
+    nonEmptyInFile: true,
+    env: 'SLIPWAY_LEDGER_LEADERS',
+    flags: { ledger: '--leaders' },
+    shownDefault: '8 fixed identities',
     doc:
-      "Validator identities (base58 public keys) of the embedded ledger's leader schedule, each"
-      + ' leading 4 consecutive slots (docs/LEDGER.md). In the configuration file: an array of '
-      + 'strings. A bad or repeated identity stops start-up, naming it.',
+      "Validator identities (base58 public keys) of the embedded ledger's leader schedule, each" +
+      ' leading 4 consecutive slots (docs/LEDGER.md). In the configuration file: an array of ' +
+      'strings. A bad or repeated identity stops start-up, naming it.',
   }),
   ledgerSandwichers: list({
-    default: [], env: 'SLIPWAY_LEDGER_SANDWICHERS', flags: { ledger: '--sandwichers' },
+    default: [],
+    env: 'SLIPWAY_LEDGER_SANDWICHERS',
+    flags: { ledger: '--sandwichers' },
     doc:
-      'Identities of the schedule that sandwich: the embedded ledger records which landed '
-      + 'transactions they saw (`getTransactionExposure`, docs/LEDGER.md). A test aid; an '
-      + 'identity not in the schedule stops start-up.',
+      'Identities of the schedule that sandwich: the embedded ledger records which landed ' +
+      'transactions they saw (`getTransactionExposure`, docs/LEDGER.md). A test aid; an ' +
+      'identity not in the schedule stops start-up.',
   }),
   validatorPolicy: text({
-    default: '', env: 'SLIPWAY_VALIDATOR_POLICY', flags: { serve: '--validator-policy' },
+    default: '',
+    env: 'SLIPWAY_VALIDATOR_POLICY',
+    flags: { serve: '--validator-policy' },
     doc:
-      'Anti-MEV validator policy (docs/ANTI_MEV.md): a JSON file path, an `http://`/`https://` '
-      + 'URL serving the same JSON, or `shield:ADDRESS` (a Yellowstone Shield policy account, '
-      + 'read with `getAccountInfo` through the reads upstream). None: `anti_mev=1` means the '
-      + 'protected routes only, with no leader gating (the evidence says so).',
+      'Anti-MEV validator policy (docs/ANTI_MEV.md): a JSON file path, an `http://`/`https://` ' +
+      'URL serving the same JSON, or `shield:ADDRESS` (a Yellowstone Shield policy account, ' +
+      'read with `getAccountInfo` through the reads upstream). None: `anti_mev=1` means the ' +
+      'protected routes only, with no leader gating (the evidence says so).',
   }),
   policyRefreshMs: integer({
-    default: 5_000, min: 100, max: 3_600_000, env: 'SLIPWAY_POLICY_REFRESH_MS',
+    default: 5_000,
+    min: 100,
+    max: 3_600_000,
+    env: 'SLIPWAY_POLICY_REFRESH_MS',
     doc:
-      'How often the policy is read again (a change takes effect without a restart). A policy '
-      + 'not read successfully for 3 × this (at least 30 s) is stale: protected transactions are '
-      + 'held.',
+      'How often the policy is read again (a change takes effect without a restart). A policy ' +
+      'not read successfully for 3 × this (at least 30 s) is stale: protected transactions are ' +
+      'held.',
   }),
   safeWindowSlots: integer({
-    default: 8, min: 1, max: 5_000, env: 'SLIPWAY_SAFE_WINDOW_SLOTS', flags: { serve: '--safe-window-slots' },
+    default: 8,
+    min: 1,
+    max: 5_000,
+    env: 'SLIPWAY_SAFE_WINDOW_SLOTS',
+    flags: { serve: '--safe-window-slots' },
     doc:
-      'The safe window: the slots from now that must all be led by validators the policy trusts'
-      + ' before a protected transaction is sent (8: the current and the next leader).',
+      'The safe window: the slots from now that must all be led by validators the policy trusts' +
+      ' before a protected transaction is sent (8: the current and the next leader).',
   }),
   leaderPollMs: integer({
-    default: 200, min: 10, max: 10_000, env: 'SLIPWAY_LEADER_POLL_MS',
+    default: 200,
+    min: 10,
+    max: 10_000,
+    env: 'SLIPWAY_LEADER_POLL_MS',
     doc:
-      "How often the current slot is asked of the reads upstream's RPC nodes for protection "
-      + '(about half a mainnet slot); the window is lengthened by the slots that may have passed '
-      + 'since.',
+      "How often the current slot is asked of the reads upstream's RPC nodes for protection " +
+      '(about half a mainnet slot); the window is lengthened by the slots that may have passed ' +
+      'since.',
   }),
   redisUrl: text({
-    default: '', env: 'SLIPWAY_REDIS_URL',
+    default: '',
+    env: 'SLIPWAY_REDIS_URL',
     doc:
-      'Redis (`redis://[:password@]host:port/db`) shared by a cluster of gateways for per-key '
-      + 'rate limits and duplicate detection. Unreachable at start: start-up stops, saying so '
-      + '(password hidden). None: limits are counted and duplicates detected in the process.',
+      'Redis (`redis://[:password@]host:port/db`) shared by a cluster of gateways for per-key ' +
+      'rate limits and duplicate detection. Unreachable at start: start-up stops, saying so ' +
+      '(password hidden). None: limits are counted and duplicates detected in the process.',
   }),
   redisKeyPrefix: text({
-    default: 'slipway:', env: 'SLIPWAY_REDIS_KEY_PREFIX',
-    doc:
-      'Prefix of every Redis key Slipway writes, so that several clusters (or test runs) can '
-      + 'share one Redis.',
+    default: 'slipway:',
+    env: 'SLIPWAY_REDIS_KEY_PREFIX',
+    doc: 'Prefix of every Redis key Slipway writes, so that several clusters (or test runs) can ' + 'share one Redis.',
   }),
   postgresUrl: text({
-    default: '', env: 'SLIPWAY_POSTGRES_URL',
+    default: '',
+    env: 'SLIPWAY_POSTGRES_URL',
     doc:
-      'PostgreSQL (`postgres://user[:password]@host:port/db`) for the API keys and the '
-      + 'submission journal shared by a cluster of gateways; `bin/slipway keys` and `submissions`'
-      + ' use it too (same variable, or `--config`). A key change made anywhere reaches every '
-      + 'instance within a second (NOTIFY/LISTEN). Not with the embedded ledger (its chain is one'
-      + " gateway's own; start-up refuses the pair, saying so). None: SQLite in the data dir.",
+      'PostgreSQL (`postgres://user[:password]@host:port/db`) for the API keys and the ' +
+      'submission journal shared by a cluster of gateways; `bin/slipway keys` and `submissions`' +
+      ' use it too (same variable, or `--config`). A key change made anywhere reaches every ' +
+      'instance within a second (NOTIFY/LISTEN). Not with the embedded ledger (its chain is one' +
+      " gateway's own; start-up refuses the pair, saying so). None: SQLite in the data dir.",
   }),
   postgresSchema: text({
-    default: 'slipway', env: 'SLIPWAY_POSTGRES_SCHEMA',
+    default: 'slipway',
+    env: 'SLIPWAY_POSTGRES_SCHEMA',
     doc:
-      "The schema Slipway's tables live in, created and migrated at start (versioned, under an "
-      + 'advisory lock: instances starting together migrate once).',
+      "The schema Slipway's tables live in, created and migrated at start (versioned, under an " +
+      'advisory lock: instances starting together migrate once).',
   }),
   headersTimeoutMs: integer({
-    default: 10_000, min: 500, max: 600_000, env: 'SLIPWAY_HEADERS_TIMEOUT_MS',
+    default: 10_000,
+    min: 500,
+    max: 600_000,
+    env: 'SLIPWAY_HEADERS_TIMEOUT_MS',
     doc:
-      "A client must send a request's headers within this, or the connection is cut with HTTP "
-      + '408 (a slowloris client is cut off; others are served meanwhile). Checked every 500 ms.',
+      "A client must send a request's headers within this, or the connection is cut with HTTP " +
+      '408 (a slowloris client is cut off; others are served meanwhile). Checked every 500 ms.',
   }),
   httpRequestTimeoutMs: integer({
-    default: 30_000, min: 1_000, max: 3_600_000, env: 'SLIPWAY_HTTP_REQUEST_TIMEOUT_MS',
-    doc:
-      '…and the whole request (headers and body) within this; not shorter than '
-      + '`headersTimeoutMs`.',
+    default: 30_000,
+    min: 1_000,
+    max: 3_600_000,
+    env: 'SLIPWAY_HTTP_REQUEST_TIMEOUT_MS',
+    doc: '…and the whole request (headers and body) within this; not shorter than ' + '`headersTimeoutMs`.',
   }),
   idleTimeoutMs: integer({
-    default: 72_000, min: 1_000, max: 3_600_000, env: 'SLIPWAY_IDLE_TIMEOUT_MS',
+    default: 72_000,
+    min: 1_000,
+    max: 3_600_000,
+    env: 'SLIPWAY_IDLE_TIMEOUT_MS',
     doc:
-      'A keep-alive connection with no request in progress is closed after this. Keep it above '
-      + "a load balancer's idle time-out (often 60 s), so that the balancer closes first and "
-      + 'never sends on a connection being closed.',
+      'A keep-alive connection with no request in progress is closed after this. Keep it above ' +
+      "a load balancer's idle time-out (often 60 s), so that the balancer closes first and " +
+      'never sends on a connection being closed.',
   }),
   metricsToken: text({
-    default: '', env: 'SLIPWAY_METRICS_TOKEN', shownDefault: 'empty',
+    default: '',
+    env: 'SLIPWAY_METRICS_TOKEN',
+    shownDefault: 'empty',
     doc:
-      'Empty: `GET /metrics` is served to clients on this machine only. Set: to whoever sends '
-      + '`Authorization: Bearer <token>` (and only to them). Set it behind a reverse proxy on the'
-      + ' same machine.',
+      'Empty: `GET /metrics` is served to clients on this machine only. Set: to whoever sends ' +
+      '`Authorization: Bearer <token>` (and only to them). Set it behind a reverse proxy on the' +
+      ' same machine.',
   }),
   dashboardToken: text({
-    default: '', env: 'SLIPWAY_DASHBOARD_TOKEN', shownDefault: 'empty',
+    default: '',
+    env: 'SLIPWAY_DASHBOARD_TOKEN',
+    shownDefault: 'empty',
     doc:
-      'Empty: `GET /dashboard` is served to browsers on this machine only (reach it through an '
-      + 'SSH tunnel). Set: to whoever opens `/dashboard?token=<token>` (or sends it as a bearer '
-      + 'token).',
+      'Empty: `GET /dashboard` is served to browsers on this machine only (reach it through an ' +
+      'SSH tunnel). Set: to whoever opens `/dashboard?token=<token>` (or sends it as a bearer ' +
+      'token).',
   }),
   maxConnectionsPerClient: integer({
-    default: 1_000, min: 0, max: 1_000_000, env: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
+    default: 1_000,
+    min: 0,
+    max: 1_000_000,
+    env: 'SLIPWAY_MAX_CONNECTIONS_PER_CLIENT',
     doc:
-      "Open connections per client IP address; past it a connection's requests are answered "
-      + 'HTTP 429 `-32096` and it is closed (an extra connection that sends nothing is closed '
-      + 'after 2 s). `0`: no limit. **Behind a load balancer every connection comes from its '
-      + 'address: set `0` there** (and limit at the balancer).',
+      "Open connections per client IP address; past it a connection's requests are answered " +
+      'HTTP 429 `-32096` and it is closed (an extra connection that sends nothing is closed ' +
+      'after 2 s). `0`: no limit. **Behind a load balancer every connection comes from its ' +
+      'address: set `0` there** (and limit at the balancer).',
   }),
   maxInFlightRequests: integer({
-    default: 1_024, min: 0, max: 10_000_000, env: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
+    default: 1_024,
+    min: 0,
+    max: 10_000_000,
+    env: 'SLIPWAY_MAX_IN_FLIGHT_REQUESTS',
     doc:
-      "Requests in progress at once (the gateway's queue depth); past it new requests are shed "
-      + 'at once with HTTP 503 `-32095` and `Retry-After: 1`, before their body is read. Served '
-      + "requests wait at most about this many ÷ the gateway's throughput: lower it for a tighter"
-      + ' latency under overload, raise it for a slow upstream with much traffic (requests '
-      + 'waiting on the upstream count too). `0`: no limit.',
+      "Requests in progress at once (the gateway's queue depth); past it new requests are shed " +
+      'at once with HTTP 503 `-32095` and `Retry-After: 1`, before their body is read. Served ' +
+      "requests wait at most about this many ÷ the gateway's throughput: lower it for a tighter" +
+      ' latency under overload, raise it for a slow upstream with much traffic (requests ' +
+      'waiting on the upstream count too). `0`: no limit.',
   }),
   maxInFlightPerKey: integer({
-    default: 256, min: 0, max: 10_000_000, env: 'SLIPWAY_MAX_IN_FLIGHT_PER_KEY',
+    default: 256,
+    min: 0,
+    max: 10_000_000,
+    env: 'SLIPWAY_MAX_IN_FLIGHT_PER_KEY',
     doc:
-      'Requests in progress at once for one API key, counted from the moment its key is read '
-      + "(before the body): past it the key's new requests get HTTP 429 `-32097` with "
-      + '`Retry-After: 1`, so that one key sending slowly cannot take every place of '
-      + '`maxInFlightRequests`. `0`: no limit.',
+      'Requests in progress at once for one API key, counted from the moment its key is read ' +
+      "(before the body): past it the key's new requests get HTTP 429 `-32097` with " +
+      '`Retry-After: 1`, so that one key sending slowly cannot take every place of ' +
+      '`maxInFlightRequests`. `0`: no limit.',
   }),
   maxKeyStaleMs: integer({
-    default: 60_000, min: 0, max: 86_400_000, env: 'SLIPWAY_MAX_KEY_STALE_MS',
+    default: 60_000,
+    min: 0,
+    max: 86_400_000,
+    env: 'SLIPWAY_MAX_KEY_STALE_MS',
     doc:
-      'Keys are read again whenever the key store reports a change and every 2 s regardless; '
-      + 'when the store cannot be read for longer than this, every request that needs a key is '
-      + 'refused with HTTP 503 `-32094` (fail closed: a revoked key must not keep working because'
-      + ' the store is down), WebSocket subscriptions are closed, and `/health` answers 503 '
-      + 'saying why, until a read succeeds. `0`: keep using the last keys read.',
+      'Keys are read again whenever the key store reports a change and every 2 s regardless; ' +
+      'when the store cannot be read for longer than this, every request that needs a key is ' +
+      'refused with HTTP 503 `-32094` (fail closed: a revoked key must not keep working because' +
+      ' the store is down), WebSocket subscriptions are closed, and `/health` answers 503 ' +
+      'saying why, until a read succeeds. `0`: keep using the last keys read.',
   }),
   maxEventLoopDelayMs: integer({
-    default: 250, min: 0, max: 60_000, env: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
+    default: 250,
+    min: 0,
+    max: 60_000,
+    env: 'SLIPWAY_MAX_EVENT_LOOP_DELAY_MS',
     doc:
-      'While the event loop runs later than this, sample after sample for about 0.1 s (one long'
-      + ' task does not count), new requests are shed the same way. `0`: not watched.',
+      'While the event loop runs later than this, sample after sample for about 0.1 s (one long' +
+      ' task does not count), new requests are shed the same way. `0`: not watched.',
   }),
   readMethods: list({
-    default: [], env: 'SLIPWAY_READ_METHODS', shownDefault: 'the default list (docs/API.md, Reads)',
+    default: [],
+    env: 'SLIPWAY_READ_METHODS',
+    shownDefault: 'the default list (docs/API.md, Reads)',
     doc:
-      'The read methods forwarded to the reads upstream, replacing the default list '
-      + '(comma-separated; in the file an array); `*`: every method. Others are refused with '
-      + '`-32601` naming this setting. `requestAirdrop` is added where the reads upstream is the '
-      + 'embedded ledger or a local cluster.',
+      'The read methods forwarded to the reads upstream, replacing the default list ' +
+      '(comma-separated; in the file an array); `*`: every method. Others are refused with ' +
+      '`-32601` naming this setting. `requestAirdrop` is added where the reads upstream is the ' +
+      'embedded ledger or a local cluster.',
   }),
   maxSubscriptionsPerConnection: integer({
-    default: 1_000, min: 1, max: 1_000_000, env: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
+    default: 1_000,
+    min: 1,
+    max: 1_000_000,
+    env: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION',
     doc:
-      'WebSocket subscriptions (signature and slot) one connection may hold; past it '
-      + '`signatureSubscribe`/`slotSubscribe` are refused with `-32602` saying so.',
+      'WebSocket subscriptions (signature and slot) one connection may hold; past it ' +
+      '`signatureSubscribe`/`slotSubscribe` are refused with `-32602` saying so.',
   }),
   maxSubscriptionsPerKey: integer({
-    default: 10_000, min: 1, max: 10_000_000, env: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_KEY',
-    doc:
-      '…one API key over all its connections (on this gateway).',
+    default: 10_000,
+    min: 1,
+    max: 10_000_000,
+    env: 'SLIPWAY_MAX_SUBSCRIPTIONS_PER_KEY',
+    doc: '…one API key over all its connections (on this gateway).',
   }),
   maxSubscriptions: integer({
-    default: 100_000, min: 1, max: 10_000_000, env: 'SLIPWAY_MAX_SUBSCRIPTIONS',
-    doc:
-      '…the whole gateway.',
+    default: 100_000,
+    min: 1,
+    max: 10_000_000,
+    env: 'SLIPWAY_MAX_SUBSCRIPTIONS',
+    doc: '…the whole gateway.',
   }),
   webSocketPingMs: integer({
-    default: 30_000, min: 100, max: 3_600_000, env: 'SLIPWAY_WEBSOCKET_PING_MS',
+    default: 30_000,
+    min: 100,
+    max: 3_600_000,
+    env: 'SLIPWAY_WEBSOCKET_PING_MS',
     doc:
-      'WebSocket pings go out this often; a socket that has not answered the previous ping is '
-      + 'closed. A socket holding no subscription is closed after `idleTimeoutMs` without a '
-      + 'message.',
+      'WebSocket pings go out this often; a socket that has not answered the previous ping is ' +
+      'closed. A socket holding no subscription is closed after `idleTimeoutMs` without a ' +
+      'message.',
   }),
   journalSync: choice({
-    default: 'NORMAL', choices: ['NORMAL', 'FULL'], env: 'SLIPWAY_JOURNAL_SYNC',
+    default: 'NORMAL',
+    choices: ['NORMAL', 'FULL'],
+    env: 'SLIPWAY_JOURNAL_SYNC',
     doc:
-      'Durability of the journal. `NORMAL`: each group of writes is in the kernel (the journal '
-      + "log's `write`, SQLite's WAL) before the answer, which survives the process being killed,"
-      + ' `kill -9` included; `FULL` adds `fdatasync` of the log per group and SQLite '
-      + '`synchronous=FULL`, which also survives power loss, at a cost per write.',
+      'Durability of the journal. `NORMAL`: each group of writes is in the kernel (the journal ' +
+      "log's `write`, SQLite's WAL) before the answer, which survives the process being killed," +
+      ' `kill -9` included; `FULL` adds `fdatasync` of the log per group and SQLite ' +
+      '`synchronous=FULL`, which also survives power loss, at a cost per write.',
   }),
   snapshotIntervalMs: integer({
-    default: 10_000, min: 100, max: 3_600_000, env: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
-    doc:
-      "How often the embedded ledger's state is saved; after a crash, the journal entries since"
-      + ' the last save are replayed.',
+    default: 10_000,
+    min: 100,
+    max: 3_600_000,
+    env: 'SLIPWAY_SNAPSHOT_INTERVAL_MS',
+    doc: "How often the embedded ledger's state is saved; after a crash, the journal entries since" + ' the last save are replayed.',
   }),
   logLevel: choice({
-    default: 'info', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], env: 'SLIPWAY_LOG_LEVEL', flags: { serve: '--log-level', ledger: '--log-level' },
+    default: 'info',
+    choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    env: 'SLIPWAY_LOG_LEVEL',
+    flags: { serve: '--log-level', ledger: '--log-level' },
     doc:
-      '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON lines on '
-      + 'stderr; stdout carries only what the CLI prints for people.',
+      '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON lines on ' +
+      'stderr; stdout carries only what the CLI prints for people.',
   }),
 } satisfies Record<string, Setting>;
 
@@ -315,4 +413,6 @@ type ValueOf<S> = S extends { kind: 'integer' }
 export type ScalarSettings = { readonly [K in SettingName]: ValueOf<(typeof SETTINGS)[K]> };
 
 /** The defaults, from the table. */
-export const DEFAULT_SETTINGS = Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [name, setting.default])) as unknown as ScalarSettings;
+export const DEFAULT_SETTINGS = Object.fromEntries(
+  Object.entries(SETTINGS).map(([name, setting]) => [name, setting.default]),
+) as unknown as ScalarSettings;

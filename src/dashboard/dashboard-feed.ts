@@ -6,7 +6,14 @@
  * (dashboard-routes.ts).
  */
 import type { Metric } from 'prom-client';
-import { keyTransactionsTotal, landingSeconds, submissionsTotal, upstreamCircuitOpen, upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
+import {
+  keyTransactionsTotal,
+  landingSeconds,
+  submissionsTotal,
+  upstreamCircuitOpen,
+  upstreamSendSeconds,
+  upstreamSendsTotal,
+} from '../metrics/metrics';
 import { histogramQuantile } from '../metrics/prometheus-text';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, JournalEntry } from '../stores/journal';
@@ -27,7 +34,14 @@ export interface Point {
 
 export interface Tables {
   readonly latest: readonly LatestSubmission[];
-  readonly keys: readonly { id: string; name: string; tps: number | null; bundlesPerSecond: number | null; lastSecond: number; total: number }[];
+  readonly keys: readonly {
+    id: string;
+    name: string;
+    tps: number | null;
+    bundlesPerSecond: number | null;
+    lastSecond: number;
+    total: number;
+  }[];
   readonly upstreams: readonly { name: string; ok: number; errors: number; p50Ms: number | null; openEndpoints: string[] }[];
 }
 
@@ -38,7 +52,14 @@ export interface LatestSubmission {
   readonly antiMev: boolean;
   readonly routes: readonly string[];
   readonly receivedAt: number;
-  readonly transactions: readonly { signature: string; state: string; slot: number | null; reason: string | null; sends: number; lastHold: string | null }[];
+  readonly transactions: readonly {
+    signature: string;
+    state: string;
+    slot: number | null;
+    reason: string | null;
+    sends: number;
+    lastHold: string | null;
+  }[];
 }
 
 export interface DashboardFeedOptions {
@@ -93,7 +114,9 @@ export class DashboardFeed {
       this.previous = { requests: requests.values, landing: landing.values, keys: keyCounts.values };
       const point: Point = {
         at: Date.now(),
-        requests: Object.fromEntries(OPERATIONS.map((operation) => [operation, delta(requests.values, previous.requests, (l) => l.operation === operation)])),
+        requests: Object.fromEntries(
+          OPERATIONS.map((operation) => [operation, delta(requests.values, previous.requests, (l) => l.operation === operation)]),
+        ),
         landed: landedByRoute(landing.values, previous.landing),
       };
       this.history.push(point);
@@ -127,7 +150,8 @@ export class DashboardFeed {
 
 type Labels = Record<string, string | number>;
 const toMs = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
-const sum = (values: Values, match: (labels: Labels) => boolean) => values.filter((v) => match(v.labels as Labels)).reduce((n, v) => n + v.value, 0);
+const sum = (values: Values, match: (labels: Labels) => boolean) =>
+  values.filter((v) => match(v.labels as Labels)).reduce((n, v) => n + v.value, 0);
 const delta = (now: Values, before: Values, match: (labels: Labels) => boolean) => Math.max(0, sum(now, match) - sum(before, match));
 
 /** Cumulative bucket counts by bound, summed over the series `match` picks. */
@@ -169,7 +193,14 @@ function latestSubmission(entry: JournalEntry): LatestSubmission {
     receivedAt: entry.createdAt,
     transactions: entry.transactions.map((tx) => {
       const held = [...tx.sends].reverse().find((send) => send.heldReason !== null && send.heldReason !== undefined);
-      return { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: Math.max(tx.attempts, tx.sends.length), lastHold: held === undefined ? null : `held ${held.heldMs} ms: ${held.heldReason}` };
+      return {
+        signature: tx.signature,
+        state: tx.state,
+        slot: tx.slot,
+        reason: tx.reason,
+        sends: Math.max(tx.attempts, tx.sends.length),
+        lastHold: held === undefined ? null : `held ${held.heldMs} ms: ${held.heldReason}`,
+      };
     }),
   };
 }

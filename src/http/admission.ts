@@ -117,7 +117,10 @@ export class Admission {
     const why = this.overloaded();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });
-      return { error: slipwayError('SERVICE_UNAVAILABLE', why.message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: this.shuttingDown };
+      return {
+        error: slipwayError('SERVICE_UNAVAILABLE', why.message, { retryAfterMs: RETRY_AFTER_MS }),
+        closeConnection: this.shuttingDown,
+      };
     }
     this.inFlight.add(response);
     onResponseDone(response, () => this.inFlight.delete(response));
@@ -153,7 +156,13 @@ export class Admission {
   admitUpgrade(request: IncomingMessage): { status: number; error: SlipwayError } | null {
     if (this.overLimit.has(request.socket)) {
       shedTotal.inc({ reason: 'connections' });
-      return { status: 429, error: slipwayError('TOO_MANY_CONNECTIONS', `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient)`) };
+      return {
+        status: 429,
+        error: slipwayError(
+          'TOO_MANY_CONNECTIONS',
+          `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient)`,
+        ),
+      };
     }
     const why = this.overloaded();
     if (why === null) return null;
@@ -162,13 +171,23 @@ export class Admission {
   }
 
   private overloaded(): { reason: string; message: string } | null {
-    if (this.shuttingDown) return { reason: 'shutting_down', message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment' };
+    if (this.shuttingDown)
+      return {
+        reason: 'shutting_down',
+        message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment',
+      };
     const { maxInFlight, maxEventLoopDelayMs } = this.limits;
     if (maxInFlight > 0 && this.inFlight.size >= maxInFlight) {
-      return { reason: 'in_flight', message: `Slipway is over capacity (${maxInFlight} requests in progress, maxInFlightRequests): nothing was submitted; retry after a second` };
+      return {
+        reason: 'in_flight',
+        message: `Slipway is over capacity (${maxInFlight} requests in progress, maxInFlightRequests): nothing was submitted; retry after a second`,
+      };
     }
     if (maxEventLoopDelayMs > 0 && this.delayMs > maxEventLoopDelayMs) {
-      return { reason: 'event_loop', message: `Slipway is over capacity (its event loop runs ${Math.round(this.delayMs)} ms late, maxEventLoopDelayMs ${maxEventLoopDelayMs}): nothing was submitted; retry after a second` };
+      return {
+        reason: 'event_loop',
+        message: `Slipway is over capacity (its event loop runs ${Math.round(this.delayMs)} ms late, maxEventLoopDelayMs ${maxEventLoopDelayMs}): nothing was submitted; retry after a second`,
+      };
     }
     return null;
   }

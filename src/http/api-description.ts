@@ -19,22 +19,80 @@ export interface MethodDescription {
 }
 
 export const JSON_RPC_METHODS: readonly MethodDescription[] = [
-  { name: 'sendTransaction', params: '`[tx, {encoding?, skipPreflight?, preflightCommitment?, maxRetries?, minContextSlot?}]`', result: 'the signature (base58)', notes: 'validated, verified, preflighted unless skipped, journaled, forwarded; `?anti_mev=1` for protected routes', servedBy: 'slipway' },
-  { name: 'sendBundle', params: '`[[tx, …1–5], {encoding?}]`', result: 'the bundle ID (or the signatures, with `bundleResult: signatures`)', notes: 'all or none; the key needs the bundle permission', servedBy: 'slipway' },
-  { name: 'getSubmissionStatuses', params: '`[[signature or bundle ID, …1–256]]`', result: '`{context, value}`: an entry (state, slot, reason, routes, anti-MEV evidence) or null for each', notes: "Slipway's own; a key sees only its own submissions", servedBy: 'slipway' },
-  { name: 'getSubmission', params: '`[signature or bundle ID]`', result: 'one entry, or null', notes: "Slipway's own", servedBy: 'slipway' },
-  { name: 'getSignatureStatuses', params: '`[[signature, …1–256], {searchTransactionHistory?}]`', result: "Solana's shape", notes: 'the reads upstream, filled in from the journal', servedBy: 'slipway' },
-  { name: 'getInflightBundleStatuses', params: '`[[bundle ID, …1–5]]`', result: "Jito's shape: Invalid, Pending, Failed (with `err`), Landed", notes: 'the journal, then the route', servedBy: 'slipway' },
-  { name: 'getBundleStatuses', params: '`[[bundle ID, …1–5]]`', result: "Jito's shape, landed bundles only", notes: 'the journal, then the route', servedBy: 'slipway' },
-  { name: 'getTipAccounts', params: '`[]`', result: "the block engine's tip accounts", notes: 'a tip is a plain transfer to one of them', servedBy: 'block engine (bundle route)' },
-  { name: 'any other Solana method', params: "as Solana's", result: "as Solana's", notes: '`getLatestBlockhash`, `getBalance`, `simulateTransaction`, … proxied unchanged (on the embedded ledger: the methods docs/API.md lists, and `requestAirdrop`)', servedBy: 'reads upstream' },
+  {
+    name: 'sendTransaction',
+    params: '`[tx, {encoding?, skipPreflight?, preflightCommitment?, maxRetries?, minContextSlot?}]`',
+    result: 'the signature (base58)',
+    notes: 'validated, verified, preflighted unless skipped, journaled, forwarded; `?anti_mev=1` for protected routes',
+    servedBy: 'slipway',
+  },
+  {
+    name: 'sendBundle',
+    params: '`[[tx, …1–5], {encoding?}]`',
+    result: 'the bundle ID (or the signatures, with `bundleResult: signatures`)',
+    notes: 'all or none; the key needs the bundle permission',
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getSubmissionStatuses',
+    params: '`[[signature or bundle ID, …1–256]]`',
+    result: '`{context, value}`: an entry (state, slot, reason, routes, anti-MEV evidence) or null for each',
+    notes: "Slipway's own; a key sees only its own submissions",
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getSubmission',
+    params: '`[signature or bundle ID]`',
+    result: 'one entry, or null',
+    notes: "Slipway's own",
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getSignatureStatuses',
+    params: '`[[signature, …1–256], {searchTransactionHistory?}]`',
+    result: "Solana's shape",
+    notes: 'the reads upstream, filled in from the journal',
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getInflightBundleStatuses',
+    params: '`[[bundle ID, …1–5]]`',
+    result: "Jito's shape: Invalid, Pending, Failed (with `err`), Landed",
+    notes: 'the journal, then the route',
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getBundleStatuses',
+    params: '`[[bundle ID, …1–5]]`',
+    result: "Jito's shape, landed bundles only",
+    notes: 'the journal, then the route',
+    servedBy: 'slipway',
+  },
+  {
+    name: 'getTipAccounts',
+    params: '`[]`',
+    result: "the block engine's tip accounts",
+    notes: 'a tip is a plain transfer to one of them',
+    servedBy: 'block engine (bundle route)',
+  },
+  {
+    name: 'any other Solana method',
+    params: "as Solana's",
+    result: "as Solana's",
+    notes:
+      '`getLatestBlockhash`, `getBalance`, `simulateTransaction`, … proxied unchanged (on the embedded ledger: the methods docs/API.md lists, and `requestAirdrop`)',
+    servedBy: 'reads upstream',
+  },
 ];
 
 /** The methods a test calls on a gateway to see that each is served (not -32601). */
 export const SERVED_METHODS = JSON_RPC_METHODS.filter((m) => m.servedBy !== 'reads upstream').map((m) => m.name);
 
 export function methodsMarkdown(): string {
-  const rows = JSON_RPC_METHODS.map((m) => `| \`${m.name.startsWith('any') ? '…' : m.name}\`${m.name.startsWith('any') ? ' (any other)' : ''} | ${m.params} | ${m.result} | ${m.servedBy} | ${m.notes} |`);
+  const rows = JSON_RPC_METHODS.map(
+    (m) =>
+      `| \`${m.name.startsWith('any') ? '…' : m.name}\`${m.name.startsWith('any') ? ' (any other)' : ''} | ${m.params} | ${m.result} | ${m.servedBy} | ${m.notes} |`,
+  );
   const errors = Object.entries(ERROR_CATALOGUE).map(([kind, e]) => `| ${e.code} | \`${kind}\` | ${e.http} | ${e.batchHttp} |`);
   return [
     '# JSON-RPC methods and error codes',
@@ -59,23 +117,53 @@ export function methodsMarkdown(): string {
 const jsonRpcRequest = {
   type: 'object',
   required: ['jsonrpc', 'method'],
-  properties: { jsonrpc: { const: '2.0' }, id: { type: ['number', 'string', 'null'] }, method: { type: 'string', enum: JSON_RPC_METHODS.filter((m) => m.servedBy !== 'reads upstream').map((m) => m.name) }, params: { type: 'array' } },
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['number', 'string', 'null'] },
+    method: { type: 'string', enum: JSON_RPC_METHODS.filter((m) => m.servedBy !== 'reads upstream').map((m) => m.name) },
+    params: { type: 'array' },
+  },
 };
 const errorCodes = [...new Set(Object.values(ERROR_CATALOGUE).map((e) => e.code))].sort((a, b) => b - a);
-const codeMessage = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/CodeMessage' } } } });
+const codeMessage = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/CodeMessage' } } },
+});
 const apiKey = [{ apiKey: [] }, { jitoAuth: [] }, { apiKeyQuery: [] }];
 const jsonRpcPath = (summary: string) => ({
   post: {
     summary,
     security: apiKey,
-    parameters: [{ name: 'anti_mev', in: 'query', schema: { enum: ['0', '1', 'true', 'false'] }, description: 'protected routes only (docs/ANTI_MEV.md)' }],
-    requestBody: { required: true, content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/JsonRpcRequest' }, { type: 'array', maxItems: 100, items: { $ref: '#/components/schemas/JsonRpcRequest' } }] } } } },
+    parameters: [
+      {
+        name: 'anti_mev',
+        in: 'query',
+        schema: { enum: ['0', '1', 'true', 'false'] },
+        description: 'protected routes only (docs/ANTI_MEV.md)',
+      },
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [
+              { $ref: '#/components/schemas/JsonRpcRequest' },
+              { type: 'array', maxItems: 100, items: { $ref: '#/components/schemas/JsonRpcRequest' } },
+            ],
+          },
+        },
+      },
+    },
     responses: {
-      '200': { description: 'a JSON-RPC response (JSON-RPC errors travel with 200, as on a Solana node)', content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } } } },
+      '200': {
+        description: 'a JSON-RPC response (JSON-RPC errors travel with 200, as on a Solana node)',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } } },
+      },
       '204': { description: 'only notifications were sent' },
       '401': { description: 'missing, unknown or revoked API key (-32098)' },
       '403': { description: 'the key lacks the permission (-32099)' },
-      '429': { description: 'over the key\'s rate limit (-32097) or too many connections from the address (-32096); Retry-After' },
+      '429': { description: "over the key's rate limit (-32097) or too many connections from the address (-32096); Retry-After" },
       '503': { description: 'over capacity or shutting down (-32095), or a shared store unreachable (-32094); Retry-After' },
     },
   },
@@ -84,7 +172,11 @@ const jsonRpcPath = (summary: string) => ({
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
-    info: { title: 'Slipway', version: '1', description: `Transaction-submission gateway for Solana. Request bodies up to ${BODY_LIMIT_BYTES} bytes, JSON nested at most ${MAX_JSON_DEPTH} levels. docs/API.md is the prose reference; docs/METHODS.md lists the JSON-RPC methods.` },
+    info: {
+      title: 'Slipway',
+      version: '1',
+      description: `Transaction-submission gateway for Solana. Request bodies up to ${BODY_LIMIT_BYTES} bytes, JSON nested at most ${MAX_JSON_DEPTH} levels. docs/API.md is the prose reference; docs/METHODS.md lists the JSON-RPC methods.`,
+    },
     servers: [{ url: 'http://127.0.0.1:8080' }],
     paths: {
       '/': jsonRpcPath('JSON-RPC 2.0: sendTransaction, sendBundle, statuses, and reads'),
@@ -97,7 +189,10 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [{ name: 'anti_mev', in: 'query', schema: { enum: ['0', '1', 'true', 'false'] } }],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SubmitBatchRequest' } } } },
           responses: {
-            '200': { description: 'every transaction accepted', content: { 'application/json': { schema: { $ref: '#/components/schemas/SubmitBatchSuccess' } } } },
+            '200': {
+              description: 'every transaction accepted',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/SubmitBatchSuccess' } } },
+            },
             '400': codeMessage('the request or a transaction is invalid (the message says which)'),
             '401': codeMessage('missing, unknown or revoked API key'),
             '413': codeMessage(`body over ${BODY_LIMIT_BYTES} bytes`),
@@ -112,14 +207,45 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary: 'Liveness (no key)',
           responses: {
-            '200': { description: 'alive, with the reads upstream\'s slot', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' }, slot: { type: 'integer' } } } } } },
+            '200': {
+              description: "alive, with the reads upstream's slot",
+              content: {
+                'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' }, slot: { type: 'integer' } } } },
+              },
+            },
             '503': { description: 'the reads upstream cannot be reached, or the gateway is shutting down' },
           },
         },
       },
-      '/metrics': { get: { summary: 'Prometheus metrics (this machine, or metricsToken)', security: [{}, { operatorToken: [] }], responses: { '200': { description: 'text/plain; version=0.0.4' }, '401': codeMessage('wrong or missing metricsToken'), '403': codeMessage('not from this machine') } } },
-      '/dashboard': { get: { summary: 'The live dashboard (this machine, or dashboardToken as ?token=)', security: [{}, { operatorToken: [] }], responses: { '200': { description: 'HTML' }, '401': codeMessage('wrong or missing dashboardToken'), '403': codeMessage('not from this machine') } } },
-      '/dashboard/events': { get: { summary: 'The dashboard\'s server-sent events (init, then an update a second)', security: [{}, { operatorToken: [] }], responses: { '200': { description: 'text/event-stream' } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (this machine, or metricsToken)',
+          security: [{}, { operatorToken: [] }],
+          responses: {
+            '200': { description: 'text/plain; version=0.0.4' },
+            '401': codeMessage('wrong or missing metricsToken'),
+            '403': codeMessage('not from this machine'),
+          },
+        },
+      },
+      '/dashboard': {
+        get: {
+          summary: 'The live dashboard (this machine, or dashboardToken as ?token=)',
+          security: [{}, { operatorToken: [] }],
+          responses: {
+            '200': { description: 'HTML' },
+            '401': codeMessage('wrong or missing dashboardToken'),
+            '403': codeMessage('not from this machine'),
+          },
+        },
+      },
+      '/dashboard/events': {
+        get: {
+          summary: "The dashboard's server-sent events (init, then an update a second)",
+          security: [{}, { operatorToken: [] }],
+          responses: { '200': { description: 'text/event-stream' } },
+        },
+      },
     },
     components: {
       securitySchemes: {
@@ -136,7 +262,11 @@ export function openApiDocument(): Record<string, unknown> {
             jsonrpc: { const: '2.0' },
             id: { type: ['number', 'string', 'null'] },
             result: {},
-            error: { type: 'object', properties: { code: { type: 'integer', enum: errorCodes }, message: { type: 'string' }, data: {} }, required: ['code', 'message'] },
+            error: {
+              type: 'object',
+              properties: { code: { type: 'integer', enum: errorCodes }, message: { type: 'string' }, data: {} },
+              required: ['code', 'message'],
+            },
           },
         },
         SubmitBatchRequest: {
@@ -145,11 +275,30 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             jsonrpc: { const: '2.0' },
             id: { type: ['number', 'string', 'null'] },
-            params: { type: 'object', required: ['transactions', 'options'], properties: { transactions: { type: 'array', minItems: 1, maxItems: 5, items: { type: 'string', maxLength: 1644, description: 'Base64 of a signed transaction' } }, options: { type: 'array', maxItems: 0 } } },
+            params: {
+              type: 'object',
+              required: ['transactions', 'options'],
+              properties: {
+                transactions: {
+                  type: 'array',
+                  minItems: 1,
+                  maxItems: 5,
+                  items: { type: 'string', maxLength: 1644, description: 'Base64 of a signed transaction' },
+                },
+                options: { type: 'array', maxItems: 0 },
+              },
+            },
           },
         },
-        SubmitBatchSuccess: { type: 'object', properties: { code: { const: 1 }, message: { const: 'success' }, signatures: { type: 'array', items: { type: 'string' } } } },
-        CodeMessage: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer', enum: [...errorCodes, 401, 403, 404] }, message: { type: 'string' } } },
+        SubmitBatchSuccess: {
+          type: 'object',
+          properties: { code: { const: 1 }, message: { const: 'success' }, signatures: { type: 'array', items: { type: 'string' } } },
+        },
+        CodeMessage: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: { code: { type: 'integer', enum: [...errorCodes, 401, 403, 404] }, message: { type: 'string' } },
+        },
       },
     },
   };

@@ -17,7 +17,10 @@ export function createHealthProbe(getSlot: () => Promise<number>, now: () => num
     probing ??= getSlot()
       .then(
         (slot): Health => ({ ok: true, slot }),
-        (error: unknown): Health => ({ ok: false, reason: `the reads upstream cannot be reached: ${error instanceof Error ? error.message : String(error)}` }),
+        (error: unknown): Health => ({
+          ok: false,
+          reason: `the reads upstream cannot be reached: ${error instanceof Error ? error.message : String(error)}`,
+        }),
       )
       .then((health) => {
         last = { at: now(), health };

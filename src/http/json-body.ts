@@ -51,7 +51,8 @@ function nestsDeeper(value: unknown, limit: number): boolean {
 export function checkJsonBody(body: unknown): SlipwayError | null {
   if (body === PARSE_FAILED) return slipwayError('PARSE_ERROR', 'Parse error: the body is not valid JSON');
   if (body === TOO_DEEP) return slipwayError('INVALID_REQUEST', `Invalid Request: the JSON nests more than ${MAX_JSON_DEPTH} levels deep`);
-  if (body === COMPRESSED) return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
+  if (body === COMPRESSED)
+    return slipwayError('UNSUPPORTED_ENCODING', 'compressed bodies are not accepted: send the JSON uncompressed (no Content-Encoding)');
   if (body === undefined) return slipwayError('PARSE_ERROR', 'Parse error: the body is empty: send a JSON request');
   return null;
 }

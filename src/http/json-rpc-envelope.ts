@@ -56,29 +56,42 @@ export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError:
   /** One request object; `body` is undefined for a notification. */
   async function handleOne(request: unknown, context: C): Promise<RpcReply> {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-      return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: expected a JSON-RPC 2.0 request object')) };
+      return {
+        status: 200,
+        body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: expected a JSON-RPC 2.0 request object')),
+      };
     }
     const r = request as Record<string, unknown>;
     const isNotification = !('id' in r);
     const id = r.id;
     if (!isNotification && id !== null && typeof id !== 'number' && typeof id !== 'string') {
-      return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: id must be a number, a string or null')) };
+      return {
+        status: 200,
+        body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: id must be a number, a string or null')),
+      };
     }
     const rid = (id ?? null) as JsonRpcId;
-    if (r.jsonrpc !== '2.0') return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: jsonrpc must be "2.0"')) };
+    if (r.jsonrpc !== '2.0')
+      return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: jsonrpc must be "2.0"')) };
     if (typeof r.method !== 'string') {
       return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: method must be a string')) };
     }
     const params = r.params ?? [];
     if (!Array.isArray(params)) {
-      return { status: 200, body: errorResponse(rid, slipwayError('INVALID_PARAMS', 'params must be an array: Solana methods take positional params')) };
+      return {
+        status: 200,
+        body: errorResponse(rid, slipwayError('INVALID_PARAMS', 'params must be an array: Solana methods take positional params')),
+      };
     }
     let reply: RpcReply;
     try {
       reply = await dispatch(rid, r.method, params, context);
     } catch (error) {
       logError(error, describeMethod(r.method));
-      reply = { status: 200, body: errorResponse(rid, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed')) };
+      reply = {
+        status: 200,
+        body: errorResponse(rid, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed')),
+      };
     }
     return isNotification ? { status: 200, body: undefined } : reply;
   }
@@ -88,11 +101,15 @@ export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError:
       const reply = await handleOne(body, context);
       return reply.body === undefined ? { status: 204, body: undefined } : reply;
     }
-    if (body.length === 0) return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: the batch is empty')) };
+    if (body.length === 0)
+      return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: the batch is empty')) };
     if (body.length > MAX_JSON_RPC_BATCH) {
       return {
         status: 200,
-        body: errorResponse(null, slipwayError('INVALID_REQUEST', `Invalid Request: the batch has ${body.length} requests; at most ${MAX_JSON_RPC_BATCH}`)),
+        body: errorResponse(
+          null,
+          slipwayError('INVALID_REQUEST', `Invalid Request: the batch has ${body.length} requests; at most ${MAX_JSON_RPC_BATCH}`),
+        ),
       };
     }
     const replies = await Promise.all(body.map((request) => handleOne(request, context)));

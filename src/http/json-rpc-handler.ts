@@ -15,7 +15,15 @@ import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submissi
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
-import { createJsonRpcEndpoint, describeMethod, errorReply, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from './json-rpc-envelope';
+import {
+  createJsonRpcEndpoint,
+  describeMethod,
+  errorReply,
+  errorResponse,
+  resultResponse,
+  type JsonRpcId,
+  type RpcReply,
+} from './json-rpc-envelope';
 import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
 
 export interface RpcCallContext {
@@ -62,12 +70,29 @@ export interface JsonRpcHandlerOptions {
 }
 
 /** Status methods answered from the journal plus the upstreams. */
-const STATUS_METHODS = new Set(['getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission']);
+const STATUS_METHODS = new Set([
+  'getSignatureStatuses',
+  'getBundleStatuses',
+  'getInflightBundleStatuses',
+  'getSubmissionStatuses',
+  'getSubmission',
+]);
 
 const SUBMISSION_METHODS = new Set(['sendTransaction', 'sendBundle']);
 const ADMITTED = ok(undefined);
 
-export function createJsonRpcHandler({ pipeline, router, validator, statusView, refusals, limits, bundleResult, readAllowed, logError, logSubmission }: JsonRpcHandlerOptions) {
+export function createJsonRpcHandler({
+  pipeline,
+  router,
+  validator,
+  statusView,
+  refusals,
+  limits,
+  bundleResult,
+  readAllowed,
+  logError,
+  logSubmission,
+}: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<RpcReply> {
     const { key } = context;
     const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev };
@@ -98,16 +123,24 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
           countSubmission('sendBundle', 'refused');
           return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
         }
-        const limited = key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
+        const limited =
+          key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
         const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
         if (!txs.ok) countSubmission('sendBundle', 'refused');
         const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
         if (!sent.ok) {
           refused('sendBundle', sent.error);
-          if (Array.isArray(params[0])) for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
+          if (Array.isArray(params[0]))
+            for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
           return errorReply(id, sent.error);
         }
-        logSubmission({ ...outcome, operation: 'sendBundle', outcome: 'accepted', bundleId: sent.value.bundleId, signatures: sent.value.signatures });
+        logSubmission({
+          ...outcome,
+          operation: 'sendBundle',
+          outcome: 'accepted',
+          bundleId: sent.value.bundleId,
+          signatures: sent.value.signatures,
+        });
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
       default: {
@@ -117,12 +150,19 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
             method === 'getSubmissionStatuses' || method === 'getSubmission' || method === 'getInflightBundleStatuses'
               ? await statusView[method](params, context.key.id)
               : await statusView[method as 'getSignatureStatuses' | 'getBundleStatuses'](params);
-          return { status: 200, body: 'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result) };
+          return {
+            status: 200,
+            body:
+              'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result),
+          };
         }
         if (!readAllowed(method)) {
           return errorReply(
             id,
-            slipwayError('READ_NOT_SERVED', `Method not found: ${describeMethod(method)} is not served by this gateway, which forwards the reads a client needs to build, send and confirm transactions (the readMethods setting lists them; docs/API.md)`),
+            slipwayError(
+              'READ_NOT_SERVED',
+              `Method not found: ${describeMethod(method)} is not served by this gateway, which forwards the reads a client needs to build, send and confirm transactions (the readMethods setting lists them; docs/API.md)`,
+            ),
           );
         }
         let answer: Awaited<ReturnType<typeof router.call>>;
@@ -131,7 +171,13 @@ export function createJsonRpcHandler({ pipeline, router, validator, statusView, 
         } catch (error) {
           if (error instanceof AnswerTooLargeError) return errorReply(id, slipwayError('ANSWER_TOO_LARGE', error.message));
           // Every node failed (the reason names each): the client is told, as for a send.
-          return errorReply(id, slipwayError('UPSTREAM_UNAVAILABLE', `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`));
+          return errorReply(
+            id,
+            slipwayError(
+              'UPSTREAM_UNAVAILABLE',
+              `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
         }
         if (answer === undefined) {
           return { status: 200, body: errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)) };

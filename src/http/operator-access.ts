@@ -33,14 +33,23 @@ export function operatorAccess(setting: string, token: string): (request: Incomi
     if (expected === null) {
       const proxy = PROXY_HEADERS.find((name) => request.headers[name] !== undefined);
       if (proxy !== undefined) {
-        return { status: 403, message: `this page is served to clients on the gateway's own machine only, and this request came through a proxy (it carries ${proxy}); set ${setting} and send it as "Authorization: Bearer <token>" to read it through one` };
+        return {
+          status: 403,
+          message: `this page is served to clients on the gateway's own machine only, and this request came through a proxy (it carries ${proxy}); set ${setting} and send it as "Authorization: Bearer <token>" to read it through one`,
+        };
       }
       if (isLoopback(request.socket.remoteAddress)) return null;
-      return { status: 403, message: `this page is served to clients on the gateway's own machine only; set ${setting} and send it as "Authorization: Bearer <token>" to read it from elsewhere` };
+      return {
+        status: 403,
+        message: `this page is served to clients on the gateway's own machine only; set ${setting} and send it as "Authorization: Bearer <token>" to read it from elsewhere`,
+      };
     }
     const header = request.headers.authorization;
     // A browser opening a page cannot send a header: the token may come as ?token= too (never logged).
-    const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice('Bearer '.length) : (new URL(request.url ?? '/', 'http://slipway').searchParams.get('token') ?? undefined);
+    const presented =
+      typeof header === 'string' && header.startsWith('Bearer ')
+        ? header.slice('Bearer '.length)
+        : (new URL(request.url ?? '/', 'http://slipway').searchParams.get('token') ?? undefined);
     // Hashes of equal length, compared in constant time: the token's length is not told either.
     if (presented !== undefined && crypto.timingSafeEqual(digest(presented), expected)) return null;
     return { status: 401, message: `send the ${setting} configured on the gateway as "Authorization: Bearer <token>"` };

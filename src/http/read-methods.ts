@@ -45,6 +45,9 @@ export function isLocalUpstream(upstream: { readonly type: string; readonly urls
 /** Whether `method` may be forwarded, given the `readMethods` setting (empty: the default list). */
 export function readMethodPolicy(configured: readonly string[], readsUpstreamIsLocal: boolean): (method: string) => boolean {
   if (configured.includes('*')) return () => true;
-  const allowed = new Set([...(configured.length === 0 ? DEFAULT_READ_METHODS : configured), ...(readsUpstreamIsLocal ? LOCAL_ONLY_READ_METHODS : [])]);
+  const allowed = new Set([
+    ...(configured.length === 0 ? DEFAULT_READ_METHODS : configured),
+    ...(readsUpstreamIsLocal ? LOCAL_ONLY_READ_METHODS : []),
+  ]);
   return (method) => allowed.has(method);
 }

@@ -91,7 +91,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
       const [status, message] =
         error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, `the request took too long to arrive: send its headers within ${options.headersTimeoutMs / 1000} s and all of it within ${options.requestTimeoutMs / 1000} s`]
+          ? [
+              408,
+              `the request took too long to arrive: send its headers within ${options.headersTimeoutMs / 1000} s and all of it within ${options.requestTimeoutMs / 1000} s`,
+            ]
           : error.code === 'HPE_HEADER_OVERFLOW'
             ? [431, `the request headers are larger than ${http.maxHeaderSize} bytes`]
             : [400, 'the request is not valid HTTP/1.1'];
@@ -99,14 +102,20 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     },
     // A target Fastify's router cannot decode (`/%ZZ`), and the like: refused in Slipway's shape, the target not echoed.
     frameworkErrors: (_error, _request, reply) => {
-      (reply as FastifyReply).code(400).send({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message: 'the request target is not a valid path (bad percent-encoding?)' });
+      (reply as FastifyReply)
+        .code(400)
+        .send({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message: 'the request target is not a valid path (bad percent-encoding?)' });
     },
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.
     serverFactory: (handler, settings) => {
       const server = http.createServer(
-        { headersTimeout: options.headersTimeoutMs, requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+        {
+          headersTimeout: options.headersTimeoutMs,
+          requestTimeout: options.requestTimeoutMs,
+          connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+        },
         (request, response) => {
           assignRequestId(request, response);
           const refused = admission.admit(request, response);
@@ -140,7 +149,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Bodies are parsed as JSON whatever their Content-Type says (curl's default is form
   // encoding); a parse failure is answered by the route in the route's own shape.
   installJsonBodyParser(app);
-
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url === undefined || OPERATOR_PATHS.has(request.routeOptions.url)) return;
@@ -196,7 +204,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     const answer = await answerBatchBody(body, key, antiMev);
     const payload = answer.payload as { code: number; message: string; signatures?: string[] };
     const outcome = { requestId, operation: 'submitBatch', keyId: key.id, antiMev: antiMev === true } as const;
-    logSubmission(answer.status === 200 ? { ...outcome, outcome: 'accepted', signatures: payload.signatures } : { ...outcome, outcome: 'refused', code: payload.code, error: payload.message });
+    logSubmission(
+      answer.status === 200
+        ? { ...outcome, outcome: 'accepted', signatures: payload.signatures }
+        : { ...outcome, outcome: 'refused', code: payload.code, error: payload.message },
+    );
     return answer;
   };
 
@@ -210,7 +222,12 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     if (unreadable !== null) return refused(unreadable);
     if (typeof antiMev !== 'boolean') return refused(antiMev);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return refused(slipwayError('INVALID_REQUEST', 'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}'));
+      return refused(
+        slipwayError(
+          'INVALID_REQUEST',
+          'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}',
+        ),
+      );
     }
     const { jsonrpc, id, params } = body as Record<string, unknown>;
     if (jsonrpc !== undefined && jsonrpc !== '2.0') return refused(slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
@@ -224,7 +241,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     if (!txs.ok) countSubmission('submitBatch', 'refused');
     const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev }) : txs;
     if (!submitted.ok) {
-      if (Array.isArray(members)) for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
+      if (Array.isArray(members))
+        for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
       return refusal('/submit-batch', submitted.error);
     }
     return { status: 200, payload: { code: 1, message: 'success', signatures: submitted.value } };
@@ -246,10 +264,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   for (const path of JSON_RPC_PATHS) {
-    app.post(path, async (request, reply) => send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), request.id)));
+    app.post(path, async (request, reply) =>
+      send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), request.id)),
+    );
   }
 
-  app.post('/submit-batch', async (request, reply) => send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), request.id)));
+  app.post('/submit-batch', async (request, reply) =>
+    send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), request.id)),
+  );
 
   // Prometheus's text format, for the operator (operator-access.ts says who may read it).
   app.get('/metrics', { onRequest: operatorGuard('metricsToken', options.metricsToken) }, async (_request, reply) =>
@@ -296,7 +318,11 @@ function refusal(path: string | undefined, error: SlipwayError): Answer {
   const headers = retryHeaders(error);
   if (path === '/submit-batch') {
     refusalsTotal.inc({ kind: error.kind });
-    return { status: entry.batchHttp, payload: { code: entry.code, message: error.message }, ...(headers === undefined ? {} : { headers }) };
+    return {
+      status: entry.batchHttp,
+      payload: { code: entry.code, message: error.message },
+      ...(headers === undefined ? {} : { headers }),
+    };
   }
   return { status: entry.http, payload: errorResponse(null, error), ...(headers === undefined ? {} : { headers }) };
 }
@@ -304,7 +330,10 @@ function refusal(path: string | undefined, error: SlipwayError): Answer {
 /** An answer written straight to a socket that Node's HTTP parser has let go of, then the socket closed. */
 function answerRaw(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message });
-  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
   socket.destroy();
 }
 

@@ -21,14 +21,18 @@ export interface SendTransactionInput {
 }
 
 /** `sendTransaction`'s `[transaction, {encoding, skipPreflight, preflightCommitment, maxRetries, minContextSlot}]`. */
-export async function parseSendTransactionParams(params: readonly unknown[], validator: TransactionValidator): Promise<Result<SendTransactionInput>> {
+export async function parseSendTransactionParams(
+  params: readonly unknown[],
+  validator: TransactionValidator,
+): Promise<Result<SendTransactionInput>> {
   if (params.length > 2) return invalid(`sendTransaction takes 2 params ([transaction, config]); got ${params.length}`);
   const encoded = params[0];
   if (typeof encoded !== 'string') return invalid('params[0] must be the signed transaction, a Base64 string');
   const config = parseEncodingConfig(params[1]);
   if (!config.ok) return config;
   const c = config.value;
-  if (c.skipPreflight !== undefined && typeof c.skipPreflight !== 'boolean') return invalid('params[1].skipPreflight must be true or false');
+  if (c.skipPreflight !== undefined && typeof c.skipPreflight !== 'boolean')
+    return invalid('params[1].skipPreflight must be true or false');
   if (c.preflightCommitment !== undefined && !COMMITMENTS.has(c.preflightCommitment as string)) {
     return invalid('params[1].preflightCommitment must be "processed", "confirmed" or "finalized"');
   }
@@ -52,7 +56,10 @@ export async function parseSendTransactionParams(params: readonly unknown[], val
 }
 
 /** `sendBundle`'s `[[transaction, …], {encoding}]`. */
-export async function parseSendBundleParams(params: readonly unknown[], validator: TransactionValidator): Promise<Result<ValidatedTransaction[]>> {
+export async function parseSendBundleParams(
+  params: readonly unknown[],
+  validator: TransactionValidator,
+): Promise<Result<ValidatedTransaction[]>> {
   if (params.length > 2) return invalid(`sendBundle takes 2 params ([transactions, config]); got ${params.length}`);
   const config = parseEncodingConfig(params[1]);
   if (!config.ok) return config;
@@ -74,7 +81,8 @@ export async function parseSubmitBatchParams(params: unknown, validator: Transac
 
 function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
   if (value === undefined) return invalid('params[1] is required: pass {"encoding": "base64"}');
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid('params[1] must be an object: {"encoding": "base64"}');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return invalid('params[1] must be an object: {"encoding": "base64"}');
   const config = value as Record<string, unknown>;
   if (config.encoding !== 'base64') {
     return invalid(

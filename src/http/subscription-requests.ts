@@ -49,17 +49,21 @@ export function parseSubscriptionRequest(text: string): SubscriptionRequest | Su
   }
   const request = parsed as Record<string, unknown>;
   const rawId = request.id ?? null;
-  if (rawId !== null && typeof rawId !== 'number' && typeof rawId !== 'string') return refuse(null, -32600, 'Invalid Request: id must be a number, a string or null');
-  if (typeof rawId === 'string' && rawId.length > MAX_ID_CHARS) return refuse(null, -32600, `Invalid Request: a string id may have at most ${MAX_ID_CHARS} characters`);
+  if (rawId !== null && typeof rawId !== 'number' && typeof rawId !== 'string')
+    return refuse(null, -32600, 'Invalid Request: id must be a number, a string or null');
+  if (typeof rawId === 'string' && rawId.length > MAX_ID_CHARS)
+    return refuse(null, -32600, `Invalid Request: a string id may have at most ${MAX_ID_CHARS} characters`);
   const id: JsonRpcId = rawId;
   if (request.jsonrpc !== '2.0') return refuse(id, -32600, 'Invalid Request: jsonrpc must be "2.0"');
-  if (typeof request.method !== 'string') return refuse(id, -32600, `Invalid Request: method must be a string, got ${typeOf(request.method)}`);
+  if (typeof request.method !== 'string')
+    return refuse(id, -32600, `Invalid Request: method must be a string, got ${typeOf(request.method)}`);
   const params = request.params ?? [];
   if (!Array.isArray(params)) return refuse(id, -32602, `params must be an array, got ${typeOf(params)}`);
   switch (request.method) {
     case 'signatureSubscribe': {
       const [signature, config] = params as [unknown, unknown];
-      if (typeof signature !== 'string') return refuse(id, -32602, `params[0] must be a transaction signature (base58 text), got ${typeOf(signature)}`);
+      if (typeof signature !== 'string')
+        return refuse(id, -32602, `params[0] must be a transaction signature (base58 text), got ${typeOf(signature)}`);
       if (!isSignature(signature)) return refuse(id, -32602, 'params[0] is not a transaction signature: base58 text of 64 bytes');
       if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config))) {
         return refuse(id, -32602, `params[1] must be an object such as {"commitment": "confirmed"}, got ${typeOf(config)}`);
@@ -81,7 +85,11 @@ export function parseSubscriptionRequest(text: string): SubscriptionRequest | Su
       return { method: request.method, id, subscription };
     }
     default:
-      return refuse(id, -32601, `Method not found: ${describeMethod(request.method)}; this endpoint serves signatureSubscribe, signatureUnsubscribe, slotSubscribe and slotUnsubscribe`);
+      return refuse(
+        id,
+        -32601,
+        `Method not found: ${describeMethod(request.method)}; this endpoint serves signatureSubscribe, signatureUnsubscribe, slotSubscribe and slotUnsubscribe`,
+      );
   }
 }
 

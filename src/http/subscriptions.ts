@@ -125,9 +125,18 @@ export class SubscriptionServer {
    * main port's admission and time-outs. Resolves undefined (with a warning) if the port is taken.
    */
   async listenBeside(host: string, port: number, warn: (message: string) => void): Promise<Server | undefined> {
-    const server = http.createServer({ headersTimeout: this.options.headersTimeoutMs, requestTimeout: this.options.requestTimeoutMs, connectionsCheckingInterval: HOUSEKEEPING_MS }, (_request, response) => {
-      response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('this port serves WebSocket subscriptions only (Solana PubSub); send HTTP requests to the main port\n');
-    });
+    const server = http.createServer(
+      {
+        headersTimeout: this.options.headersTimeoutMs,
+        requestTimeout: this.options.requestTimeoutMs,
+        connectionsCheckingInterval: HOUSEKEEPING_MS,
+      },
+      (_request, response) => {
+        response
+          .writeHead(426, { 'content-type': 'text/plain', connection: 'close' })
+          .end('this port serves WebSocket subscriptions only (Solana PubSub); send HTTP requests to the main port\n');
+      },
+    );
     server.on('connection', (socket: Socket) => this.options.admission.connected(socket));
     server.on('clientError', (_error, socket: Duplex) => rejectUpgrade(socket, 400, 'the request is not valid HTTP/1.1'));
     server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
@@ -189,7 +198,13 @@ export class SubscriptionServer {
     if (record === null) {
       const down = this.options.authenticator.unavailable();
       if (down !== null) return rejectUpgrade(socket, 503, down);
-      return rejectUpgrade(socket, 401, presented === undefined || presented === '' ? 'missing API key: send it in the x-api-key header or as ?api-key=' : 'invalid API key: it is unknown or has been revoked');
+      return rejectUpgrade(
+        socket,
+        401,
+        presented === undefined || presented === ''
+          ? 'missing API key: send it in the x-api-key header or as ?api-key='
+          : 'invalid API key: it is unknown or has been revoked',
+      );
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, presented!, record.id));
   }
@@ -237,7 +252,11 @@ export class SubscriptionServer {
     if (peer === undefined) return;
     peer.lastMessageAt = Date.now();
     if (isBinary) {
-      send(socket, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: send JSON-RPC requests as text frames' }, id: null });
+      send(socket, {
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Invalid Request: send JSON-RPC requests as text frames' },
+        id: null,
+      });
       return;
     }
     const request = parseSubscriptionRequest(data.toString());
@@ -257,7 +276,8 @@ export class SubscriptionServer {
         if (key === null) return; // revoked: housekeeping closes the socket within a second
         const add = () => {
           const subscription = ++this.nextId;
-          if (request.method === 'signatureSubscribe') this.signatures.set(subscription, { socket, id: subscription, signature: request.signature, commitment: request.commitment });
+          if (request.method === 'signatureSubscribe')
+            this.signatures.set(subscription, { socket, id: subscription, signature: request.signature, commitment: request.commitment });
           else this.slots.set(subscription, socket);
           peer.subscriptions.add(subscription);
           this.countForKey(peer.keyId, 1);
@@ -274,7 +294,11 @@ export class SubscriptionServer {
           },
           (error: unknown) => {
             this.options.logError(error, 'counting a subscription against its key');
-            send(socket, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' }, id });
+            send(socket, {
+              jsonrpc: '2.0',
+              error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' },
+              id,
+            });
           },
         );
         return;
@@ -294,9 +318,12 @@ export class SubscriptionServer {
   /** Why one more subscription is refused, or null. */
   private overLimit(peer: Peer): string | null {
     const { perConnection, perKey, total } = this.options.limits;
-    if (peer.subscriptions.size >= perConnection) return `at most ${perConnection} subscriptions per connection (maxSubscriptionsPerConnection): unsubscribe from some first`;
-    if ((this.perKey.get(peer.keyId) ?? 0) >= perKey) return `at most ${perKey} subscriptions per API key (maxSubscriptionsPerKey), over all its connections: unsubscribe from some first`;
-    if (this.signatures.size + this.slots.size >= total) return `the gateway holds its limit of ${total} subscriptions (maxSubscriptions): try again later`;
+    if (peer.subscriptions.size >= perConnection)
+      return `at most ${perConnection} subscriptions per connection (maxSubscriptionsPerConnection): unsubscribe from some first`;
+    if ((this.perKey.get(peer.keyId) ?? 0) >= perKey)
+      return `at most ${perKey} subscriptions per API key (maxSubscriptionsPerKey), over all its connections: unsubscribe from some first`;
+    if (this.signatures.size + this.slots.size >= total)
+      return `the gateway holds its limit of ${total} subscriptions (maxSubscriptions): try again later`;
     return null;
   }
 
@@ -312,7 +339,12 @@ export class SubscriptionServer {
     for (const [socket, peer] of this.peers) {
       if (this.options.authenticator.authenticate(peer.presentedKey) === null) {
         // A close reason is at most 123 bytes.
-        socket.close(CLOSE.policy, this.options.authenticator.unavailable() === null ? 'the API key has been revoked' : 'the key store cannot be read: no key is accepted');
+        socket.close(
+          CLOSE.policy,
+          this.options.authenticator.unavailable() === null
+            ? 'the API key has been revoked'
+            : 'the key store cannot be read: no key is accepted',
+        );
         this.forget(socket);
       } else if (peer.subscriptions.size === 0 && now - peer.lastMessageAt >= idleMs) {
         socket.close(CLOSE.normal, `idle: no subscription for ${Math.round(idleMs / 1000)} s`);
@@ -344,7 +376,11 @@ export class SubscriptionServer {
       }
       if (slot !== this.lastSlot && slot >= 0) {
         for (const [subscription, socket] of this.slots) {
-          send(socket, { jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: slot - 1, root: Math.max(0, slot - 32), slot }, subscription } });
+          send(socket, {
+            jsonrpc: '2.0',
+            method: 'slotNotification',
+            params: { result: { parent: slot - 1, root: Math.max(0, slot - 32), slot }, subscription },
+          });
         }
         this.lastSlot = slot;
       }
@@ -432,7 +468,10 @@ function send(socket: WebSocket, message: unknown): void {
 function rejectUpgrade(socket: Duplex, status: number, reason: string | SlipwayError): void {
   const message = typeof reason === 'string' ? reason : reason.message;
   const body = JSON.stringify({ code: status, message });
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  if (socket.writable)
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   // A client that does not close its side is not waited for.
   setTimeout(() => socket.destroy(), REJECTED_LINGER_MS).unref();
 }

@@ -11,7 +11,6 @@ import type { LandedTransaction } from './block-history';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH } from './local-ledger';
 import { describeParam, invalidParams, isAnswer, parseAddress, type Method } from './rpc-shapes';
 
-
 const ENCODINGS = new Set(['json', 'base64', 'base58']);
 const DETAILS = new Set(['full', 'signatures', 'none']);
 
@@ -24,18 +23,25 @@ function configOf(value: unknown): Record<string, unknown> | string {
 
 function encodingOf(config: Record<string, unknown>): string | RpcAnswer {
   const encoding = config.encoding ?? 'json';
-  if (encoding === 'jsonParsed') return invalidParams('encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58');
-  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding)) return invalidParams(`unknown encoding ${describeParam(encoding)}; use json, base64 or base58`);
+  if (encoding === 'jsonParsed')
+    return invalidParams('encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58');
+  if (typeof encoding !== 'string' || !ENCODINGS.has(encoding))
+    return invalidParams(`unknown encoding ${describeParam(encoding)}; use json, base64 or base58`);
   return encoding;
 }
 
 /** Agave's refusal of a versioned transaction to a client that did not say it reads them. */
 function unsupportedVersion(landed: LandedTransaction, config: Record<string, unknown>): RpcAnswer | undefined {
-  if (landed.version === 'legacy' || (typeof config.maxSupportedTransactionVersion === 'number' && config.maxSupportedTransactionVersion >= 0)) return undefined;
+  if (
+    landed.version === 'legacy' ||
+    (typeof config.maxSupportedTransactionVersion === 'number' && config.maxSupportedTransactionVersion >= 0)
+  )
+    return undefined;
   return {
     error: {
       code: -32015,
-      message: 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+      message:
+        'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
     },
   };
 }
@@ -48,12 +54,27 @@ function encodeTransaction(landed: LandedTransaction, encoding: string): unknown
   return {
     signatures: wire.signatures.map((signature) => bs58.encode(signature)),
     message: {
-      header: { numRequiredSignatures: wire.numRequiredSignatures, numReadonlySignedAccounts: wire.numReadonlySigned, numReadonlyUnsignedAccounts: wire.numReadonlyUnsigned },
+      header: {
+        numRequiredSignatures: wire.numRequiredSignatures,
+        numReadonlySignedAccounts: wire.numReadonlySigned,
+        numReadonlyUnsignedAccounts: wire.numReadonlyUnsigned,
+      },
       accountKeys: wire.staticAccountKeys.map((key) => bs58.encode(key)),
       recentBlockhash: bs58.encode(wire.recentBlockhash),
-      instructions: wire.instructions.map((ix) => ({ programIdIndex: ix.programIdIndex, accounts: [...ix.accountIndexes], data: bs58.encode(ix.data), stackHeight: null })),
+      instructions: wire.instructions.map((ix) => ({
+        programIdIndex: ix.programIdIndex,
+        accounts: [...ix.accountIndexes],
+        data: bs58.encode(ix.data),
+        stackHeight: null,
+      })),
       ...(wire.version === 0
-        ? { addressTableLookups: wire.addressTableLookups.map((l) => ({ accountKey: bs58.encode(l.tableAddress), writableIndexes: [...l.writableIndexes], readonlyIndexes: [...l.readonlyIndexes] })) }
+        ? {
+            addressTableLookups: wire.addressTableLookups.map((l) => ({
+              accountKey: bs58.encode(l.tableAddress),
+              writableIndexes: [...l.writableIndexes],
+              readonlyIndexes: [...l.readonlyIndexes],
+            })),
+          }
         : {}),
     },
   };
@@ -113,9 +134,11 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
     const config = configOf(params[1]);
     if (typeof config === 'string') return invalidParams(config);
     const limit = config.limit ?? MAX_SIGNATURES_FOR_ADDRESS;
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_FOR_ADDRESS) return invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_FOR_ADDRESS)
+      return invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
     for (const bound of ['before', 'until'] as const) {
-      if (config[bound] !== undefined && typeof config[bound] !== 'string') return invalidParams(`${bound} must be a transaction signature (base58 string)`);
+      if (config[bound] !== undefined && typeof config[bound] !== 'string')
+        return invalidParams(`${bound} must be a transaction signature (base58 string)`);
     }
     const commitment = config.commitment ?? 'confirmed';
     if (commitment === 'processed') return invalidParams('Method does not support commitment below `confirmed`');
@@ -170,17 +193,24 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
 
   getBlock: (ledger, params) => {
     const slot = params[0];
-    if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) return invalidParams('params[0] must be a slot (a non-negative integer)');
+    if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0)
+      return invalidParams('params[0] must be a slot (a non-negative integer)');
     const config = configOf(params[1]);
     if (typeof config === 'string') return invalidParams(config);
     const encoding = encodingOf(config);
     if (typeof encoding !== 'string') return encoding;
     const details = config.transactionDetails ?? 'full';
-    if (typeof details !== 'string' || !DETAILS.has(details)) return invalidParams(`transactionDetails must be full, signatures or none (accounts is not supported by the embedded ledger)`);
+    if (typeof details !== 'string' || !DETAILS.has(details))
+      return invalidParams(`transactionDetails must be full, signatures or none (accounts is not supported by the embedded ledger)`);
     if (slot > ledger.currentSlot) return { error: { code: -32004, message: `Block not available for slot ${slot}` } };
     const block = ledger.history.block(slot);
     if (block === undefined) {
-      return { error: { code: -32001, message: `Block ${slot} cleaned up, does not exist on node. First available block: ${ledger.history.firstSlot ?? ledger.currentSlot}` } };
+      return {
+        error: {
+          code: -32001,
+          message: `Block ${slot} cleaned up, does not exist on node. First available block: ${ledger.history.firstSlot ?? ledger.currentSlot}`,
+        },
+      };
     }
     const landed = block.signatures.map((signature) => ({ signature, landed: ledger.history.transaction(signature) }));
     if (details === 'full') {
@@ -203,12 +233,16 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
         ...(details === 'full'
           ? {
               // A transaction forgotten before its block (more than the history keeps) is left out.
-              transactions: landed.flatMap(({ landed: tx }) => (tx === undefined ? [] : [{ transaction: encodeTransaction(tx, encoding), meta: metaOf(tx), ...withVersion(tx, config) }])),
+              transactions: landed.flatMap(({ landed: tx }) =>
+                tx === undefined ? [] : [{ transaction: encodeTransaction(tx, encoding), meta: metaOf(tx), ...withVersion(tx, config) }],
+              ),
             }
           : details === 'signatures'
             ? { signatures: block.signatures }
             : {}),
-        ...(config.rewards === false ? {} : { rewards: [{ pubkey: leader, lamports: rewarded, postBalance: leaderBalance, rewardType: 'Fee', commission: null }] }),
+        ...(config.rewards === false
+          ? {}
+          : { rewards: [{ pubkey: leader, lamports: rewarded, postBalance: leaderBalance, rewardType: 'Fee', commission: null }] }),
       },
     };
   },

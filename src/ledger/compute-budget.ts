@@ -34,9 +34,11 @@ const BUILTINS = new Set(
 );
 /** Precompiles whose instructions carry signatures that are paid for like the transaction's own (count in the first data byte). */
 const SIGNATURE_PRECOMPILES = new Set(
-  ['Ed25519SigVerify111111111111111111111111111', 'KeccakSecp256k11111111111111111111111111111', 'Secp256r1SigVerify1111111111111111111111111'].map((address) =>
-    Buffer.from(bs58.decode(address)).toString('latin1'),
-  ),
+  [
+    'Ed25519SigVerify111111111111111111111111111',
+    'KeccakSecp256k11111111111111111111111111111',
+    'Secp256r1SigVerify1111111111111111111111111',
+  ].map((address) => Buffer.from(bs58.decode(address)).toString('latin1')),
 );
 
 export interface ComputeBudgetRequest {

@@ -7,7 +7,13 @@
 import bs58 from 'bs58';
 import type { RpcAnswer } from '../upstreams/upstream';
 import { decodeStrictBase64 } from '../validation/strict-base64';
-import { MAX_BASE64_SIZE, isWireDefect, parseWireTransaction, usesDurableNonce, type WireTransaction } from '../validation/wire-transaction';
+import {
+  MAX_BASE64_SIZE,
+  isWireDefect,
+  parseWireTransaction,
+  usesDurableNonce,
+  type WireTransaction,
+} from '../validation/wire-transaction';
 import { computeBudgetOf, feeOf, isStaticWritable } from './compute-budget';
 import { MAX_PROCESSING_AGE } from './local-ledger';
 import { invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
@@ -20,7 +26,8 @@ const PRIORITIZATION_FEE_SLOTS = MAX_PROCESSING_AGE;
 /** A Base64 message parsed as the unsigned transaction it would head (its signatures zero). */
 function parseMessage(value: unknown): WireTransaction | RpcAnswer {
   if (typeof value !== 'string') return invalidParams('params[0] must be the message, a base64 string');
-  if (value.length > MAX_BASE64_SIZE) return invalidParams(`base64 encoded message too large: ${value.length} bytes (max: ${MAX_BASE64_SIZE})`);
+  if (value.length > MAX_BASE64_SIZE)
+    return invalidParams(`base64 encoded message too large: ${value.length} bytes (max: ${MAX_BASE64_SIZE})`);
   const decoded = decodeStrictBase64(value);
   if (!decoded.ok) return invalidParams(decoded.error.message);
   const message = decoded.value;
@@ -54,7 +61,8 @@ export const FEE_RPC_METHODS: Record<string, Method> = {
   getRecentPrioritizationFees: (ledger, params) => {
     const list = params[0] ?? [];
     if (!Array.isArray(list)) return invalidParams('params[0] must be an array of base58 account addresses');
-    if (list.length > MAX_PRIORITIZATION_FEE_ACCOUNTS) return invalidParams(`Too many inputs provided; max ${MAX_PRIORITIZATION_FEE_ACCOUNTS}`);
+    if (list.length > MAX_PRIORITIZATION_FEE_ACCOUNTS)
+      return invalidParams(`Too many inputs provided; max ${MAX_PRIORITIZATION_FEE_ACCOUNTS}`);
     const accounts: string[] = [];
     for (const value of list) {
       const address = parseAddress(value);

@@ -19,7 +19,10 @@ export const DEFAULT_VALIDATOR_COUNT = 8;
 /** `count` validator identities (real ed25519 public keys) derived from fixed seeds: the same on every machine. */
 export function defaultValidatorIdentities(count = DEFAULT_VALIDATOR_COUNT): string[] {
   return Array.from({ length: count }, (_, i) => {
-    const seed = crypto.createHash('sha256').update(`slipway validator ${i + 1}`).digest();
+    const seed = crypto
+      .createHash('sha256')
+      .update(`slipway validator ${i + 1}`)
+      .digest();
     const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES);
     sodium.crypto_sign_seed_keypair(publicKey, Buffer.alloc(sodium.crypto_sign_SECRETKEYBYTES), seed);
     return bs58.encode(publicKey);

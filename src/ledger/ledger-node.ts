@@ -10,7 +10,14 @@ import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { checkJsonBody, installJsonBodyParser } from '../http/json-body';
-import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type RpcReply } from '../http/json-rpc-envelope';
+import {
+  createJsonRpcEndpoint,
+  describeMethod,
+  errorResponse,
+  resultResponse,
+  type JsonRpcId,
+  type RpcReply,
+} from '../http/json-rpc-envelope';
 import { computeBundleId } from '../pipeline/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
@@ -64,11 +71,15 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
       case 'half': {
         const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'the rest of this answer never comes' });
         reply.hijack();
-        request.raw.socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`);
+        request.raw.socket.end(
+          `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+        );
         return;
       }
       case 'unhealthy':
-        return reply.code(200).send({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'Node is unhealthy', data: { numSlotsBehind: 150 } } });
+        return reply
+          .code(200)
+          .send({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'Node is unhealthy', data: { numSlotsBehind: 150 } } });
       case 'slow': {
         reply.hijack();
         const socket = request.raw.socket;
@@ -86,7 +97,8 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
   const dispatch = async (id: JsonRpcId, method: string, params: readonly unknown[], context: CallContext): Promise<RpcReply> => {
     observe?.(context.path, method);
     const answer = call(method, params, context);
-    if (answer === undefined) return reply200(errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)));
+    if (answer === undefined)
+      return reply200(errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)));
     if (!answer.ok) return reply200(errorResponse(id, answer.error));
     return reply200('error' in answer.value ? { jsonrpc: '2.0', error: answer.value.error, id } : resultResponse(id, answer.value.result));
   };
@@ -115,7 +127,9 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
     if (config.skipPreflight !== true) {
       if (!signaturesValid) return fail(slipwayError('SIGNATURE_VERIFICATION_FAILURE', 'Transaction signature verification failure'));
       if (typeof config.minContextSlot === 'number' && ledger.currentSlot < config.minContextSlot) {
-        return fail(slipwayError('MIN_CONTEXT_SLOT_NOT_REACHED', 'Minimum context slot has not been reached', { contextSlot: ledger.currentSlot }));
+        return fail(
+          slipwayError('MIN_CONTEXT_SLOT_NOT_REACHED', 'Minimum context slot has not been reached', { contextSlot: ledger.currentSlot }),
+        );
       }
       const simulation = ledger.simulate(tx);
       if (simulation.err !== null) return fail(preflightFailure(simulation));
@@ -173,7 +187,10 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
 }
 
 /** A node's `[transaction, config]`: base58 unless `config.encoding` says base64. */
-function parseTransactionParam(params: readonly unknown[], verifySignatures: boolean): Result<{ tx: ValidatedTransaction; config: Record<string, unknown> }> {
+function parseTransactionParam(
+  params: readonly unknown[],
+  verifySignatures: boolean,
+): Result<{ tx: ValidatedTransaction; config: Record<string, unknown> }> {
   const [encoded, configValue] = params;
   if (typeof encoded !== 'string') return invalid('Invalid params: expected a transaction string as params[0]');
   const encoding = encodingOf(configValue);

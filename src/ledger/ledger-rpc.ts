@@ -11,7 +11,16 @@ import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
 import { JITO_TIP_ACCOUNTS } from './jito-tip-accounts';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
-import { SOLANA_CORE_VERSION, configOf, encodeAccount, invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
+import {
+  SOLANA_CORE_VERSION,
+  configOf,
+  encodeAccount,
+  invalidParams,
+  isAnswer,
+  parseAddress,
+  withContext,
+  type Method,
+} from './rpc-shapes';
 import { simulateTransaction } from './simulate-rpc';
 
 const MAX_SIGNATURE_STATUSES = 256;
@@ -23,7 +32,10 @@ const MAX_BUNDLE_IDS = 5;
 /** Solana's MAX_PERMITTED_DATA_LENGTH: 10 MiB. */
 const MAX_ACCOUNT_DATA_LENGTH = 10 * 1024 * 1024;
 
-function confirmationOf(ledger: LocalLedger, slot: number): { confirmations: number | null; confirmationStatus: 'processed' | 'confirmed' | 'finalized' } {
+function confirmationOf(
+  ledger: LocalLedger,
+  slot: number,
+): { confirmations: number | null; confirmationStatus: 'processed' | 'confirmed' | 'finalized' } {
   const depth = ledger.currentSlot - slot;
   if (depth >= FINALIZED_DEPTH) return { confirmations: null, confirmationStatus: 'finalized' };
   return { confirmations: depth, confirmationStatus: depth >= CONFIRMED_DEPTH ? 'confirmed' : 'processed' };
@@ -75,7 +87,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   getSlotLeader: (ledger) => ({ result: ledger.schedule.leaderAt(ledger.currentSlot) }),
   getSlotLeaders: (ledger, params) => {
     const [start, limit] = params;
-    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) return invalidParams('params[0] must be the first slot, a non-negative integer');
+    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0)
+      return invalidParams('params[0] must be the first slot, a non-negative integer');
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SLOT_LEADERS) {
       return invalidParams(`Invalid limit; max ${MAX_SLOT_LEADERS}`);
     }
@@ -85,7 +98,11 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     // Either [slot | null, config?] or [config], as Agave takes it.
     const slotParam = typeof params[0] === 'object' ? null : params[0];
     const config = typeof params[0] === 'object' && params[0] !== null ? configOf(params, 0) : configOf(params, 1);
-    if (slotParam !== undefined && slotParam !== null && (typeof slotParam !== 'number' || !Number.isSafeInteger(slotParam) || slotParam < 0)) {
+    if (
+      slotParam !== undefined &&
+      slotParam !== null &&
+      (typeof slotParam !== 'number' || !Number.isSafeInteger(slotParam) || slotParam < 0)
+    ) {
       return invalidParams('params[0] must be a slot (a non-negative integer) or null');
     }
     if (config.identity !== undefined && typeof config.identity !== 'string') return invalidParams('identity must be a base58 string');
@@ -102,7 +119,10 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   getTransactionExposure: (ledger, params) => {
     const signatures = signaturesOf(params);
     if (!Array.isArray(signatures)) return signatures;
-    return withContext(ledger, signatures.map((signature) => ledger.getExposure(signature) ?? null));
+    return withContext(
+      ledger,
+      signatures.map((signature) => ledger.getExposure(signature) ?? null),
+    );
   },
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
@@ -137,7 +157,9 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     const length = params[0];
     // No account may hold more (Solana's MAX_PERMITTED_DATA_LENGTH); far larger lengths overflow the rent arithmetic.
     if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > MAX_ACCOUNT_DATA_LENGTH) {
-      return invalidParams(`params[0] must be the account data length, an integer from 0 to ${MAX_ACCOUNT_DATA_LENGTH} (the largest account Solana allows)`);
+      return invalidParams(
+        `params[0] must be the account data length, an integer from 0 to ${MAX_ACCOUNT_DATA_LENGTH} (the largest account Solana allows)`,
+      );
     }
     return { result: Number(ledger.minimumBalanceForRentExemption(length)) };
   },
@@ -162,7 +184,9 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
     }
     const result = ledger.airdrop(address, BigInt(lamports));
     // The request cannot be carried out (a sysvar, below rent exemption, more than the faucet holds): the caller's to change.
-    return 'signature' in result ? { result: result.signature } : invalidParams(`the airdrop of ${lamports} lamports to ${params[0] as string} failed: ${result.error}`);
+    return 'signature' in result
+      ? { result: result.signature }
+      : invalidParams(`the airdrop of ${lamports} lamports to ${params[0] as string} failed: ${result.error}`);
   },
   getTipAccounts: () => ({ result: JITO_TIP_ACCOUNTS }),
   getBundleStatuses: (ledger, params) => {

@@ -40,10 +40,23 @@ const SYSTEM_PROGRAM = new Uint8Array(32);
  * in a block, so it gets no status (it is dropped), and no fee is charged.
  */
 const NOT_INCLUDED = new Set([
-  'AccountNotFound', 'InsufficientFundsForFee', 'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound',
-  'SanitizeFailure', 'AccountLoadedTwice', 'AddressLookupTableNotFound', 'InvalidAddressLookupTableOwner',
-  'InvalidAddressLookupTableData', 'InvalidAddressLookupTableIndex', 'SignatureFailure', 'UnsupportedVersion',
-  'TooManyAccountLocks', 'MissingSignatureForFee', 'ProgramAccountNotFound', 'InvalidProgramForExecution',
+  'AccountNotFound',
+  'InsufficientFundsForFee',
+  'InvalidAccountForFee',
+  'AlreadyProcessed',
+  'BlockhashNotFound',
+  'SanitizeFailure',
+  'AccountLoadedTwice',
+  'AddressLookupTableNotFound',
+  'InvalidAddressLookupTableOwner',
+  'InvalidAddressLookupTableData',
+  'InvalidAddressLookupTableIndex',
+  'SignatureFailure',
+  'UnsupportedVersion',
+  'TooManyAccountLocks',
+  'MissingSignatureForFee',
+  'ProgramAccountNotFound',
+  'InvalidProgramForExecution',
 ]);
 
 export interface LedgerConfig {
@@ -136,7 +149,6 @@ export interface AccountView {
   readonly rentEpoch: bigint;
 }
 
-
 export class LocalLedger {
   private slot: number;
   /** Recent blockhashes (base58) → the slot that produced them, oldest first. */
@@ -172,10 +184,15 @@ export class LocalLedger {
   /** Recent blocks and landed transactions, for getBlock and getTransaction. */
   readonly history = new BlockHistory();
 
-  private constructor(private readonly svm: LiteSvm, private readonly config: LedgerConfig, saved?: SavedLedger) {
+  private constructor(
+    private readonly svm: LiteSvm,
+    private readonly config: LedgerConfig,
+    saved?: SavedLedger,
+  ) {
     this.schedule = new LeaderSchedule(config.leaders);
     for (const identity of config.sandwichers ?? []) {
-      if (!this.schedule.identities.includes(identity)) throw new Error(`sandwiching identity ${identity} is not one of the leader schedule's validators`);
+      if (!this.schedule.identities.includes(identity))
+        throw new Error(`sandwiching identity ${identity} is not one of the leader schedule's validators`);
     }
     this.sandwichers = new Set(config.sandwichers);
     if (saved === undefined) {
@@ -193,7 +210,10 @@ export class LocalLedger {
     svm.setSlotHashes(saved.slotHashes.map(({ slot, hash }) => ({ slot: BigInt(slot), hash })));
     for (const a of saved.accounts) {
       const address = bs58.decode(a.address);
-      svm.setAccount(address, new Account(BigInt(a.lamports), Buffer.from(a.data, 'base64'), bs58.decode(a.owner), a.executable, BigInt(a.rentEpoch)));
+      svm.setAccount(
+        address,
+        new Account(BigInt(a.lamports), Buffer.from(a.data, 'base64'), bs58.decode(a.owner), a.executable, BigInt(a.rentEpoch)),
+      );
       this.touched.add(Buffer.from(address).toString('latin1'));
     }
     for (const [hash, slot] of saved.blockhashes) this.blockhashes.set(hash, slot);
@@ -314,7 +334,8 @@ export class LocalLedger {
     const refused = options.replaceBlockhash ? undefined : this.checkAdmission(tx);
     if (refused !== undefined) return { ...refused, accountKeys, postAccounts: [], innerInstructions: [], returnData: null };
     const result = this.simulateOnly(tx);
-    if (result instanceof FailedTransactionMetadata) return { ...failed(tx.signature, result), accountKeys, postAccounts: [], ...detailsOf(result.meta()) };
+    if (result instanceof FailedTransactionMetadata)
+      return { ...failed(tx.signature, result), accountKeys, postAccounts: [], ...detailsOf(result.meta()) };
     const meta = result.meta();
     const postAccounts = result.postAccounts().map((entry) => ({ address: entry.address, account: viewOf(entry.account()) }));
     return { ...succeeded(tx.signature, meta), accountKeys, postAccounts, ...detailsOf(meta) };
@@ -359,7 +380,14 @@ export class LocalLedger {
       if (outcome.err !== null) {
         this.restoreAccounts(saved);
         const reason = `transaction ${index + 1} of ${txs.length} (${tx.signature}) failed: ${outcome.errText}`;
-        this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: false, err: outcome.err, reason });
+        this.rememberBundle({
+          bundleId,
+          signatures: txs.map((t) => t.signature),
+          slot: this.slot,
+          landed: false,
+          err: outcome.err,
+          reason,
+        });
         return { landed: false, failedIndex: index, outcome };
       }
       outcomes.push(outcome);
@@ -462,7 +490,10 @@ export class LocalLedger {
     const result = tx.wire.version === 'legacy' ? this.svm.sendLegacyTransaction(bytes) : this.svm.sendVersionedTransaction(bytes);
     const outcome = result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
     const encode = (list: Uint8Array[]) => list.map((address) => bs58.encode(address));
-    return { ...outcome, balances: { pre, post: balances(), loaded: { writable: encode(loaded.writable), readonly: encode(loaded.readonly) } } };
+    return {
+      ...outcome,
+      balances: { pre, post: balances(), loaded: { writable: encode(loaded.writable), readonly: encode(loaded.readonly) } },
+    };
   }
 
   private recordLanded(tx: ValidatedTransaction, outcome: ExecutionOutcome): void {
@@ -554,14 +585,25 @@ function configure(svm: LiteSVM): LiteSvm {
 }
 
 function viewOf(account: Account): AccountView {
-  return { lamports: account.lamports(), data: account.data(), owner: account.owner(), executable: account.executable(), rentEpoch: account.rentEpoch() };
+  return {
+    lamports: account.lamports(),
+    data: account.data(),
+    owner: account.owner(),
+    executable: account.executable(),
+    rentEpoch: account.rentEpoch(),
+  };
 }
 
 function detailsOf(meta: TransactionMetadata): Pick<SimulationOutcome, 'innerInstructions' | 'returnData'> {
   const innerInstructions = meta.innerInstructions().map((list) =>
     list.map((inner) => {
       const instruction = inner.instruction();
-      return { programIdIndex: instruction.programIdIndex(), accounts: instruction.accounts(), data: instruction.data(), stackHeight: inner.stackHeight() };
+      return {
+        programIdIndex: instruction.programIdIndex(),
+        accounts: instruction.accounts(),
+        data: instruction.data(),
+        stackHeight: inner.stackHeight(),
+      };
     }),
   );
   const returned = meta.returnData();

@@ -31,11 +31,15 @@ export function simulateTransaction(ledger: LocalLedger, params: readonly unknow
   }
   const config = (configValue ?? {}) as Record<string, unknown>;
   const encoding = config.encoding ?? 'base58';
-  if (encoding !== 'base58' && encoding !== 'base64') return invalidParams(`unsupported encoding: ${typeof encoding === 'string' ? encoding.slice(0, 40) : describeParam(encoding)}. Supported encodings: base58, base64`);
+  if (encoding !== 'base58' && encoding !== 'base64')
+    return invalidParams(
+      `unsupported encoding: ${typeof encoding === 'string' ? encoding.slice(0, 40) : describeParam(encoding)}. Supported encodings: base58, base64`,
+    );
   for (const flag of ['sigVerify', 'replaceRecentBlockhash', 'innerInstructions'] as const) {
     if (config[flag] !== undefined && typeof config[flag] !== 'boolean') return invalidParams(`${flag} must be true or false`);
   }
-  if (config.commitment !== undefined && !COMMITMENTS.has(config.commitment as string)) return invalidParams('commitment must be processed, confirmed or finalized');
+  if (config.commitment !== undefined && !COMMITMENTS.has(config.commitment as string))
+    return invalidParams('commitment must be processed, confirmed or finalized');
   const minContextSlot = config.minContextSlot;
   if (minContextSlot !== undefined && (typeof minContextSlot !== 'number' || !Number.isSafeInteger(minContextSlot) || minContextSlot < 0)) {
     return invalidParams('minContextSlot must be a slot (a non-negative integer)');
@@ -53,9 +57,21 @@ export function simulateTransaction(ledger: LocalLedger, params: readonly unknow
   const accounts = accountsRequest(config.accounts);
   if (isAnswer(accounts)) return accounts;
 
-  const outcome: SimulationOutcome = sigVerify && !verifyTransactionSignatures(tx.wire).valid
-    ? { signature: tx.signature, err: 'SignatureFailure', errText: 'Transaction did not pass signature verification', logs: [], unitsConsumed: 0, included: false, accountKeys: tx.wire.staticAccountKeys, postAccounts: [], innerInstructions: [], returnData: null }
-    : ledger.simulateInDetail(tx, { replaceBlockhash: replace });
+  const outcome: SimulationOutcome =
+    sigVerify && !verifyTransactionSignatures(tx.wire).valid
+      ? {
+          signature: tx.signature,
+          err: 'SignatureFailure',
+          errText: 'Transaction did not pass signature verification',
+          logs: [],
+          unitsConsumed: 0,
+          included: false,
+          accountKeys: tx.wire.staticAccountKeys,
+          postAccounts: [],
+          innerInstructions: [],
+          returnData: null,
+        }
+      : ledger.simulateInDetail(tx, { replaceBlockhash: replace });
   if (accounts !== undefined && accounts.addresses.length > outcome.accountKeys.length) {
     return invalidParams(`Too many accounts provided; max ${outcome.accountKeys.length}`);
   }
@@ -64,7 +80,13 @@ export function simulateTransaction(ledger: LocalLedger, params: readonly unknow
     logs: outcome.logs,
     accounts: accounts === undefined ? null : accounts.addresses.map((address) => accountAfter(outcome, address)),
     unitsConsumed: outcome.unitsConsumed,
-    returnData: outcome.returnData === null ? null : { programId: bs58.encode(outcome.returnData.programId), data: [Buffer.from(outcome.returnData.data).toString('base64'), 'base64'] },
+    returnData:
+      outcome.returnData === null
+        ? null
+        : {
+            programId: bs58.encode(outcome.returnData.programId),
+            data: [Buffer.from(outcome.returnData.data).toString('base64'), 'base64'],
+          },
     innerInstructions: config.innerInstructions === true ? innerInstructionsOf(outcome) : null,
     replacementBlockhash: replace ? ledger.latestBlockhash() : null,
   };
@@ -74,10 +96,12 @@ export function simulateTransaction(ledger: LocalLedger, params: readonly unknow
 /** `config.accounts`: which accounts to report after the simulation (base64, the default, is the one encoding served). */
 function accountsRequest(value: unknown): AccountsRequest | undefined | RpcAnswer {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) return invalidParams('accounts must be an object: { addresses: [...], encoding: "base64" }');
+  if (typeof value !== 'object' || Array.isArray(value))
+    return invalidParams('accounts must be an object: { addresses: [...], encoding: "base64" }');
   const { addresses, encoding } = value as Record<string, unknown>;
   if (encoding === 'base58' || encoding === 'binary') return invalidParams('base58 encoding not supported');
-  if (encoding !== undefined && encoding !== 'base64') return invalidParams(`accounts encoding ${describeParam(encoding)} is not supported by the local ledger; use base64`);
+  if (encoding !== undefined && encoding !== 'base64')
+    return invalidParams(`accounts encoding ${describeParam(encoding)} is not supported by the local ledger; use base64`);
   if (!Array.isArray(addresses)) return invalidParams('accounts.addresses must be an array of base58 addresses');
   const parsed: Uint8Array[] = [];
   for (const address of addresses) {

@@ -32,12 +32,15 @@ export const TOKEN_RPC_METHODS: Record<string, Method> = {
     if (isAnswer(address)) return address;
     const account = ledger.getAccount(address);
     if (account === null) return invalidParams('Invalid param: could not find account');
-    if (!TOKEN_PROGRAMS.has(bs58.encode(account.owner)) || account.data.length < TOKEN_ACCOUNT_LENGTH) return invalidParams('Invalid param: not a Token account');
+    if (!TOKEN_PROGRAMS.has(bs58.encode(account.owner)) || account.data.length < TOKEN_ACCOUNT_LENGTH)
+      return invalidParams('Invalid param: not a Token account');
     const data = Buffer.from(account.data);
-    if (data[STATE_OFFSET] === 0 || (data.length > TOKEN_ACCOUNT_LENGTH && data[TOKEN_ACCOUNT_LENGTH] !== ACCOUNT_TYPE_ACCOUNT)) return invalidParams('Invalid param: not a Token account');
+    if (data[STATE_OFFSET] === 0 || (data.length > TOKEN_ACCOUNT_LENGTH && data[TOKEN_ACCOUNT_LENGTH] !== ACCOUNT_TYPE_ACCOUNT))
+      return invalidParams('Invalid param: not a Token account');
     const mint = ledger.getAccount(data.subarray(0, 32));
     if (mint === null) return invalidParams('Invalid param: could not find mint');
-    if (mint.data.length < MINT_LENGTH || !TOKEN_PROGRAMS.has(bs58.encode(mint.owner))) return invalidParams('Invalid param: mint could not be unpacked');
+    if (mint.data.length < MINT_LENGTH || !TOKEN_PROGRAMS.has(bs58.encode(mint.owner)))
+      return invalidParams('Invalid param: mint could not be unpacked');
     const amount = data.readBigUInt64LE(AMOUNT_OFFSET);
     const decimals = mint.data[DECIMALS_OFFSET]!;
     return withContext(ledger, {

@@ -47,7 +47,7 @@ const TRANSACTION_ERROR_TEXT: Record<string, string> = {
   SignatureFailure: 'Transaction did not pass signature verification',
   InvalidProgramForExecution: 'This program may not be used for executing instructions',
   SanitizeFailure: 'Transaction failed to sanitize accounts offsets correctly',
-  AddressLookupTableNotFound: 'Transaction loads an address table account that doesn\'t exist',
+  AddressLookupTableNotFound: "Transaction loads an address table account that doesn't exist",
   InvalidAddressLookupTableIndex: 'Transaction address table lookup uses an invalid index',
   InvalidRentPayingAccount: 'Transaction leaves an account with a lower balance than rent-exempt minimum',
 };

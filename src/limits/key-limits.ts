@@ -47,7 +47,13 @@ export function createKeyLimits(limiter: RateLimiter): KeyLimits {
     try {
       taken = await limiter.take(requests);
     } catch (error) {
-      return fail(slipwayError('STORE_UNAVAILABLE', `the rate-limit store cannot be reached (${(error as Error).message}); nothing was done, try again`, { retryAfterMs: 1000 }));
+      return fail(
+        slipwayError(
+          'STORE_UNAVAILABLE',
+          `the rate-limit store cannot be reached (${(error as Error).message}); nothing was done, try again`,
+          { retryAfterMs: 1000 },
+        ),
+      );
     }
     if (taken.allowed) return ADMITTED;
     rateLimitedTotal.inc({ key_id: key.id });
@@ -77,7 +83,12 @@ export function createKeyLimits(limiter: RateLimiter): KeyLimits {
     },
     async reads(key, reads) {
       if (key.readsPerSecond === null || reads === 0) return ADMITTED;
-      return take(key, [{ bucket: `reads:${key.id}`, perSecond: key.readsPerSecond, cost: reads }], [`${key.readsPerSecond} reads`], `bin/slipway keys set ${key.id} --reads-per-second N`);
+      return take(
+        key,
+        [{ bucket: `reads:${key.id}`, perSecond: key.readsPerSecond, cost: reads }],
+        [`${key.readsPerSecond} reads`],
+        `bin/slipway keys set ${key.id} --reads-per-second N`,
+      );
     },
   };
 }

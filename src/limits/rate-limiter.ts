@@ -31,7 +31,11 @@ export interface RateLimiter {
  * fits, or the wait until they all would. `tats` holds each bucket's arrival time (absent:
  * an idle bucket). The Redis script computes the same (a test checks that they agree).
  */
-export function gcra(tats: readonly (number | undefined)[], requests: readonly BucketRequest[], now: number): { next: number[] } | { waitMs: number } {
+export function gcra(
+  tats: readonly (number | undefined)[],
+  requests: readonly BucketRequest[],
+  now: number,
+): { next: number[] } | { waitMs: number } {
   let waitMs = 0;
   const next = requests.map((request, i) => {
     const interval = 1000 / request.perSecond;

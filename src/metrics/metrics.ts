@@ -48,14 +48,20 @@ export const submissionsTotal = new client.Counter({
   name: 'slipway_submissions_total',
   help: 'Submissions by operation and outcome (accepted, duplicate, refused, rejected).',
   labelNames: ['operation', 'outcome'] as const,
-  collect: collectDeltas(submissionCounts, OPERATIONS.flatMap((operation) => OUTCOMES.map((outcome) => ({ operation, outcome })))),
+  collect: collectDeltas(
+    submissionCounts,
+    OPERATIONS.flatMap((operation) => OUTCOMES.map((outcome) => ({ operation, outcome }))),
+  ),
 });
 
 export const transactionsTotal = new client.Counter({
   name: 'slipway_transactions_total',
   help: 'Transactions handed to the router, by operation.',
   labelNames: ['operation'] as const,
-  collect: collectDeltas(transactionCounts, OPERATIONS.map((operation) => ({ operation }))),
+  collect: collectDeltas(
+    transactionCounts,
+    OPERATIONS.map((operation) => ({ operation })),
+  ),
 });
 
 export const refusalsTotal = new client.Counter({
@@ -129,7 +135,7 @@ export const fastPathRequestsTotal = new client.Counter({
 
 export const rateLimitedTotal = new client.Counter({
   name: 'slipway_rate_limited_total',
-  help: 'Requests refused over their API key\'s rate limit (HTTP 429), by key id.',
+  help: "Requests refused over their API key's rate limit (HTTP 429), by key id.",
   labelNames: ['key_id'],
 });
 
@@ -151,7 +157,10 @@ export const transactionStatesTotal = new client.Counter({
   name: 'slipway_transaction_states_total',
   help: 'Transactions entering each state as the journal records it: forwarded or held when accepted, then landed, failed, expired; rejected when no upstream took them.',
   labelNames: ['state'] as const,
-  collect: collectDeltas(stateCounts, TRANSACTION_STATES.map((state) => ({ state }))),
+  collect: collectDeltas(
+    stateCounts,
+    TRANSACTION_STATES.map((state) => ({ state })),
+  ),
 });
 
 export const landingSeconds = new client.Histogram({

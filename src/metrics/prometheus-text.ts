@@ -20,7 +20,8 @@ export function parsePrometheusText(text: string): Sample[] {
     const match = LINE.exec(line);
     if (match === null) continue;
     const labels: Record<string, string> = {};
-    for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL)) labels[key!] = raw!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL))
+      labels[key!] = raw!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     samples.push({ name: match[1]!, labels, value: parseValue(match[3]!) });
   }
   return samples;

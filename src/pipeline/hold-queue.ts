@@ -125,7 +125,17 @@ export class HoldQueue {
       changes.push({ seq: item.seq, position: item.position, reason: null, ...stateAfter(outcome) });
       const heldMs = now - item.heldSince;
       if (outcome.accepted > 0) {
-        sends.push({ seq: item.seq, position: item.position, send: window.evidence(decision, item.upstreams.map((u) => u.name), 0, heldMs, item.reason) });
+        sends.push({
+          seq: item.seq,
+          position: item.position,
+          send: window.evidence(
+            decision,
+            item.upstreams.map((u) => u.name),
+            0,
+            heldMs,
+            item.reason,
+          ),
+        });
       }
       protectedHoldSeconds.observe(heldMs / 1000);
     });
@@ -133,7 +143,15 @@ export class HoldQueue {
     items.forEach((item, i) => {
       this.held.delete(item.tx.signature);
       if (changes[i]!.state === 'forwarded' && item.upstreams.some((u) => u.tracked)) {
-        tracker.track({ seq: item.seq, position: item.position, tx: item.tx, upstreams: item.upstreams, attempts: 0, submittedAt: item.heldSince, protected: true });
+        tracker.track({
+          seq: item.seq,
+          position: item.position,
+          tx: item.tx,
+          upstreams: item.upstreams,
+          attempts: 0,
+          submittedAt: item.heldSince,
+          protected: true,
+        });
       }
     });
     protectedReleasedTotal.inc(items.length);
@@ -162,10 +180,17 @@ export class HoldQueue {
       if (validity.get(blockhash) === false) expired.push({ item, why: 'its blockhash expired before a safe window opened' });
     }
     const gone = new Set(expired.map(({ item }) => item));
-    const stillHeld = [...this.held.values()].filter((item) => !gone.has(item) && item.journaledReason !== undefined && item.journaledReason !== item.reason);
+    const stillHeld = [...this.held.values()].filter(
+      (item) => !gone.has(item) && item.journaledReason !== undefined && item.journaledReason !== item.reason,
+    );
     const now = Date.now();
     await journal.update([
-      ...expired.map(({ item, why }) => ({ seq: item.seq, position: item.position, state: 'expired' as const, reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}` })),
+      ...expired.map(({ item, why }) => ({
+        seq: item.seq,
+        position: item.position,
+        state: 'expired' as const,
+        reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}`,
+      })),
       ...stillHeld.map((item) => ({ seq: item.seq, position: item.position, state: 'held' as const, reason: item.reason })),
     ]);
     for (const item of stillHeld) item.journaledReason = item.reason;

@@ -19,7 +19,12 @@ import type { Router } from './router';
 import type { SubmissionTracker } from './submission-tracker';
 
 /** Options for sending a held transaction after a restart (its preflight ran when it was accepted). */
-const RESUMED_SEND_OPTIONS = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: undefined, minContextSlot: undefined } as const;
+const RESUMED_SEND_OPTIONS = {
+  skipPreflight: true,
+  preflightCommitment: 'processed',
+  maxRetries: undefined,
+  minContextSlot: undefined,
+} as const;
 /** Takes over at most this many submissions per round (a dead gateway's backlog comes over in a few rounds). */
 const TAKE_OVER_BATCH = 2_000;
 /** Leases are renewed (and stopped gateways' taken over) this often: well within a lease. */
@@ -75,15 +80,41 @@ function follow(entries: readonly JournalEntry[], { router, tracker, holds }: Fo
   for (const entry of entries) {
     const upstreams = entry.routes.map((name) => router.byName(name)).filter((u): u is Upstream => u !== undefined);
     if (entry.kind === 'bundle') {
-      if (upstreams.some((u) => u.tracked)) tracker.trackBundle({ seq: entry.seq, bundleId: entry.bundleId!, size: entry.transactions.length, upstreams, polls: 0, submittedAt: entry.createdAt });
+      if (upstreams.some((u) => u.tracked))
+        tracker.trackBundle({
+          seq: entry.seq,
+          bundleId: entry.bundleId!,
+          size: entry.transactions.length,
+          upstreams,
+          polls: 0,
+          submittedAt: entry.createdAt,
+        });
       continue;
     }
     for (const tx of entry.transactions) {
       const restored = restoreValidatedTransaction(tx.wire);
       if (tx.state === 'held') {
-        holds.hold([{ seq: entry.seq, position: tx.position, tx: restored, upstreams, options: RESUMED_SEND_OPTIONS, heldSince: entry.createdAt, reason: tx.reason ?? 'held before the restart' }]);
+        holds.hold([
+          {
+            seq: entry.seq,
+            position: tx.position,
+            tx: restored,
+            upstreams,
+            options: RESUMED_SEND_OPTIONS,
+            heldSince: entry.createdAt,
+            reason: tx.reason ?? 'held before the restart',
+          },
+        ]);
       } else if (tx.state === 'forwarded' && upstreams.some((u) => u.tracked)) {
-        tracker.track({ seq: entry.seq, position: tx.position, tx: restored, upstreams, attempts: tx.attempts, submittedAt: entry.createdAt, protected: entry.antiMev });
+        tracker.track({
+          seq: entry.seq,
+          position: tx.position,
+          tx: restored,
+          upstreams,
+          attempts: tx.attempts,
+          submittedAt: entry.createdAt,
+          protected: entry.antiMev,
+        });
       }
     }
   }

@@ -52,10 +52,13 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
   const ownEntry = async (id: string, keyId: string) => (await journal.find(id)).find((entry) => entry.keyId === keyId);
 
   /** A bundle's state: final ones from the journal, the others as its route reports them now. */
-  async function bundleStatus(entry: JournalEntry): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null }> {
+  async function bundleStatus(
+    entry: JournalEntry,
+  ): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null }> {
     const first = entry.transactions[0]!;
     if (first.state === 'landed') return { status: 'Landed', slot: first.slot, reason: null };
-    if (first.state === 'rejected' || first.state === 'expired' || first.state === 'failed') return { status: 'Failed', slot: null, reason: first.reason };
+    if (first.state === 'rejected' || first.state === 'expired' || first.state === 'failed')
+      return { status: 'Failed', slot: null, reason: first.reason };
     const upstream = router.byName(entry.routes[0] ?? '');
     const live = await upstream?.getBundleStatuses([entry.bundleId!]).catch(() => undefined);
     const status = live?.[0];
@@ -118,7 +121,9 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
           if (entry === undefined || entry.bundleId !== bundleId) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
           const { status, slot, reason } = await bundleStatus(entry);
           // `err` is not in Jito's shape: it says why a bundle failed, to the key that sent it.
-          return status === 'Failed' && entry.keyId === keyId ? { bundle_id: bundleId, status, landed_slot: null, err: reason } : { bundle_id: bundleId, status, landed_slot: slot };
+          return status === 'Failed' && entry.keyId === keyId
+            ? { bundle_id: bundleId, status, landed_slot: null, err: reason }
+            : { bundle_id: bundleId, status, landed_slot: slot };
         }),
       );
       return { result: { context: await context(), value } };
@@ -134,7 +139,19 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
             const refusal = refusals.get(keyId, id);
             if (refusal === undefined) return null;
             const at = new Date(refusal.at).toISOString();
-            return { id, kind: 'refused', bundleId: null, state: 'rejected', slot: null, reason: `refused: ${refusal.reason}`, antiMev: null, routes: [], receivedAt: at, updatedAt: at, transactions: [] };
+            return {
+              id,
+              kind: 'refused',
+              bundleId: null,
+              state: 'rejected',
+              slot: null,
+              reason: `refused: ${refusal.reason}`,
+              antiMev: null,
+              routes: [],
+              receivedAt: at,
+              updatedAt: at,
+              transactions: [],
+            };
           }
           const transactions = entry.transactions.filter((tx) => entry.bundleId === id || tx.signature === id);
           // A protected transaction's sends are each journaled, with their evidence (where, when, after what hold).

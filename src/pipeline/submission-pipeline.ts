@@ -56,7 +56,12 @@ interface Sent {
 const MAX_LANDED_BUNDLES = 100_000;
 
 /** Batch members skip preflight: each is executed on its own and may fail on chain alone. */
-const BATCH_SEND_OPTIONS: SendOptions = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: undefined, minContextSlot: undefined };
+const BATCH_SEND_OPTIONS: SendOptions = {
+  skipPreflight: true,
+  preflightCommitment: 'processed',
+  maxRetries: undefined,
+  minContextSlot: undefined,
+};
 
 export interface PipelineDependencies {
   readonly router: Router;
@@ -73,15 +78,29 @@ export interface PipelineDependencies {
   readonly claims?: DuplicateClaims;
 }
 
-export function createSubmissionPipeline({ router, journal, recent, tracker, duplicateTtlMs, initialSeq, protection, claims }: PipelineDependencies): SubmissionPipeline {
-
+export function createSubmissionPipeline({
+  router,
+  journal,
+  recent,
+  tracker,
+  duplicateTtlMs,
+  initialSeq,
+  protection,
+  claims,
+}: PipelineDependencies): SubmissionPipeline {
   /** Claims ids across the cluster: per id, true to go ahead, false for a duplicate already submitted through another gateway. */
   async function claim(ids: string[]): Promise<Result<boolean[]>> {
     if (claims === undefined) return ok(ids.map(() => true));
     try {
       return ok((await claims.claim(ids)).map((outcome) => outcome !== 'duplicate'));
     } catch (error) {
-      return fail(slipwayError('STORE_UNAVAILABLE', `duplicate detection cannot reach its store (${(error as Error).message}); nothing was submitted, try again`, { retryAfterMs: 1000 }));
+      return fail(
+        slipwayError(
+          'STORE_UNAVAILABLE',
+          `duplicate detection cannot reach its store (${(error as Error).message}); nothing was submitted, try again`,
+          { retryAfterMs: 1000 },
+        ),
+      );
     }
   }
 
@@ -124,7 +143,8 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       // Journaled within milliseconds of the request: close enough for a landing time.
       const submittedAt = Date.now();
       submission.transactions.forEach((entry, position) => {
-        if (entry.state === 'forwarded' && submission.kind !== 'bundle') tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, submittedAt, protected: context.antiMev });
+        if (entry.state === 'forwarded' && submission.kind !== 'bundle')
+          tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, submittedAt, protected: context.antiMev });
       });
       if (submission.kind === 'bundle' && submission.transactions[0]?.state === 'forwarded') {
         tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0, submittedAt });
@@ -175,8 +195,15 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       return ok({ signature: tx.signature, duplicate: false });
     }
     const outcome = await sendToRoute(route.value, tx, options);
-    await journalize('transaction', context, route.value, [tx], [withEvidence(stateAfter(outcome), outcome.accepted, route.value, decision)]);
-    if (outcome.accepted === 0) return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
+    await journalize(
+      'transaction',
+      context,
+      route.value,
+      [tx],
+      [withEvidence(stateAfter(outcome), outcome.accepted, route.value, decision)],
+    );
+    if (outcome.accepted === 0)
+      return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     countTransactions('sendTransaction');
     return ok({ signature: tx.signature, duplicate: false });
@@ -194,9 +221,23 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   }
 
   /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */
-  function withEvidence(state: JournalState, accepted: number, route: readonly Upstream[], decision: SendDecision | undefined): JournalState & { send?: SendEvidence } {
+  function withEvidence(
+    state: JournalState,
+    accepted: number,
+    route: readonly Upstream[],
+    decision: SendDecision | undefined,
+  ): JournalState & { send?: SendEvidence } {
     if (decision === undefined || accepted === 0) return state;
-    return { ...state, send: protection.window.evidence(decision, route.map((u) => u.name), 0, 0, null) };
+    return {
+      ...state,
+      send: protection.window.evidence(
+        decision,
+        route.map((u) => u.name),
+        0,
+        0,
+        null,
+      ),
+    };
   }
 
   /**
@@ -214,8 +255,16 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
   ): Promise<SendDecision | 'held'> {
     const decision = protection.window.decide();
     if (decision.send) return decision;
-    const seq = await journalize(kind, context, route, txs, txs.map(() => ({ state: 'held' as const, reason: decision.reason })));
-    protection.holds.hold(txs.map((tx, position) => ({ seq, position, tx, upstreams: route, options, heldSince: receivedAt, reason: decision.reason })));
+    const seq = await journalize(
+      kind,
+      context,
+      route,
+      txs,
+      txs.map(() => ({ state: 'held' as const, reason: decision.reason })),
+    );
+    protection.holds.hold(
+      txs.map((tx, position) => ({ seq, position, tx, upstreams: route, options, heldSince: receivedAt, reason: decision.reason })),
+    );
     protectedHeldTotal.inc(txs.length);
     return 'held';
   }
@@ -239,7 +288,10 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
       ids = fresh.map((tx) => tx.digest.toString('hex'));
     }
     const receivedAt = Date.now();
-    const decision = fresh.length > 0 && context.antiMev ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt) : undefined;
+    const decision =
+      fresh.length > 0 && context.antiMev
+        ? await holdUnlessSafe('batch', context, route.value, fresh, BATCH_SEND_OPTIONS, receivedAt)
+        : undefined;
     if (decision === 'held') {
       settle(ids, []);
       fresh.forEach((tx) => recent.remember(tx));
@@ -247,7 +299,13 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     } else if (fresh.length > 0) {
       // Independent members: one that fails (on chain or on the way) leaves the others unaffected.
       const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
-      await journalize('batch', context, route.value, fresh, outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)));
+      await journalize(
+        'batch',
+        context,
+        route.value,
+        fresh,
+        outcomes.map((o) => withEvidence(stateAfter(o), o.accepted, route.value, decision)),
+      );
       const went = outcomes.map((o) => o.accepted > 0);
       settle(
         ids.filter((_, i) => went[i]),
@@ -294,15 +352,29 @@ export function createSubmissionPipeline({ router, journal, recent, tracker, dup
     }
     const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
     const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
-    const rejection = results.find((r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted);
-    const failures = results.map((r, i) => `${route.value[i]!.name}: ${r.status === 'rejected' ? (r.reason as Error).message : 'refused'}`).join('; ');
+    const rejection = results.find(
+      (r): r is PromiseFulfilledResult<Extract<BundleSendResult, { accepted: false }>> => r.status === 'fulfilled' && !r.value.accepted,
+    );
+    const failures = results
+      .map((r, i) => `${route.value[i]!.name}: ${r.status === 'rejected' ? (r.reason as Error).message : 'refused'}`)
+      .join('; ');
     const error = accepted
       ? undefined
       : rejection !== undefined
         ? bundleRejection(bundleId, signatures, rejection.value)
         : slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the bundle: ${failures}`);
-    const state = error === undefined ? { state: 'forwarded' as const } : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
-    await journalize('bundle', context, route.value, txs, txs.map(() => state), bundleId);
+    const state =
+      error === undefined
+        ? { state: 'forwarded' as const }
+        : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
+    await journalize(
+      'bundle',
+      context,
+      route.value,
+      txs,
+      txs.map(() => state),
+      bundleId,
+    );
     settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
     if (error !== undefined) {
       countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
@@ -388,7 +460,9 @@ function bundleRejection(
   outcome: { failedIndex: number; err: unknown; errText: string; logs: string[] },
 ): SlipwayError {
   if (outcome.failedIndex < 0) {
-    return slipwayError('BUNDLE_REJECTED', `Bundle rejected: ${outcome.errText}; none of the bundle's transactions was processed`, { bundleId });
+    return slipwayError('BUNDLE_REJECTED', `Bundle rejected: ${outcome.errText}; none of the bundle's transactions was processed`, {
+      bundleId,
+    });
   }
   const position = outcome.failedIndex + 1;
   return slipwayError(

@@ -161,8 +161,7 @@ export class SubmissionTracker {
         else if (status.err === null) {
           finish(item, { state: 'landed', slot: status.slot });
           landed.push({ submittedAt: item.submittedAt, slot: status.slot, route: item.upstreams });
-        }
-        else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
+        } else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
       });
     }
 
@@ -199,7 +198,17 @@ export class SubmissionTracker {
         item.attempts += 1;
         resend.push(item);
         const heldMs = item.heldSince === undefined ? 0 : Date.now() - item.heldSince;
-        sends.push({ seq: item.seq, position: item.position, send: this.options.window.evidence(decision, item.upstreams.map((u) => u.name), item.attempts, heldMs, item.heldReason ?? null) });
+        sends.push({
+          seq: item.seq,
+          position: item.position,
+          send: this.options.window.evidence(
+            decision,
+            item.upstreams.map((u) => u.name),
+            item.attempts,
+            heldMs,
+            item.heldReason ?? null,
+          ),
+        });
         item.heldSince = undefined;
         item.heldReason = undefined;
       } else {
@@ -218,7 +227,11 @@ export class SubmissionTracker {
     trackedGauge.set(this.transactions.size);
     await this.observeLandings('transaction', landed);
     try {
-      await Promise.all([journal.update(changes), journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))), journal.recordSends(sends)]);
+      await Promise.all([
+        journal.update(changes),
+        journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))),
+        journal.recordSends(sends),
+      ]);
     } catch (error) {
       // Not recorded (the journal's store is down): follow them again, so that the next round records their state.
       for (const item of finished) this.transactions.set(item.tx.signature, item);
@@ -248,10 +261,12 @@ export class SubmissionTracker {
         bundle.polls += 1;
         if (status.status === 'Landed') {
           members({ state: 'landed', slot: status.landedSlot });
-          if (status.landedSlot !== null) landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot, route: bundle.upstreams });
-        }
-        else if (status.status === 'Failed') members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
-        else if (bundle.polls >= this.options.maxAttempts) members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
+          if (status.landedSlot !== null)
+            landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot, route: bundle.upstreams });
+        } else if (status.status === 'Failed')
+          members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
+        else if (bundle.polls >= this.options.maxAttempts)
+          members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
         else return;
         finishedBundles.push(bundle);
         this.bundles.delete(bundle.bundleId);

@@ -12,7 +12,10 @@ export function leaderTrackerFor(network: NetworkConfig, leaderPollMs: number, l
   if (ledger !== undefined) return createLedgerLeaderTracker(ledger);
   const reads = network.upstreams[network.routes.reads]!;
   if (reads.type !== 'rpc' || network.routes.antiMev.length === 0) {
-    const reason = network.routes.antiMev.length === 0 ? 'no route takes anti-MEV traffic' : `the reads upstream "${network.routes.reads}" has no leader schedule`;
+    const reason =
+      network.routes.antiMev.length === 0
+        ? 'no route takes anti-MEV traffic'
+        : `the reads upstream "${network.routes.reads}" has no leader schedule`;
     return { upcoming: () => ({ known: false, reason: `the leader schedule is unknown: ${reason}` }), close: async () => {} };
   }
   return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs, pollMs: leaderPollMs });
@@ -23,7 +26,8 @@ export function policySourceFor(where: string, refreshMs: number, router: Router
   const trimmed = where.trim();
   const options = { refreshMs };
   if (trimmed === '') return undefined;
-  if (trimmed.startsWith('shield:')) return createShieldPolicySource(trimmed.slice('shield:'.length), (method, params) => router.call(method, params), options);
+  if (trimmed.startsWith('shield:'))
+    return createShieldPolicySource(trimmed.slice('shield:'.length), (method, params) => router.call(method, params), options);
   if (/^https?:\/\//.test(trimmed)) return createUrlPolicySource(trimmed, options);
   return createFilePolicySource(trimmed, options);
 }

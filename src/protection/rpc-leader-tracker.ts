@@ -33,7 +33,12 @@ export interface RpcLeaderTrackerOptions {
 }
 
 export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): LeaderTracker {
-  const client = new JsonRpcClient({ name: 'leader-schedule', urls: options.urls, timeoutMs: options.timeoutMs, maxAnswerBytes: MAX_ANSWER_BYTES });
+  const client = new JsonRpcClient({
+    name: 'leader-schedule',
+    urls: options.urls,
+    timeoutMs: options.timeoutMs,
+    maxAnswerBytes: MAX_ANSWER_BYTES,
+  });
   const pollMs = options.pollMs ?? 200;
   const staleMs = options.staleMs ?? 2_000;
   let slot: number | undefined;
@@ -87,7 +92,8 @@ export function createRpcLeaderTracker(options: RpcLeaderTrackerOptions): Leader
       if (age > staleMs) return { known: false, reason: `the leader schedule is stale (last slot seen ${age} ms ago): ${lastError}` };
       const length = slots + Math.ceil(age / slotTime());
       const from = slot - firstSlot;
-      if (from < 0 || from + length > leaders.length) return { known: false, reason: `the leaders of slots ${slot}–${slot + length - 1} are not known yet` };
+      if (from < 0 || from + length > leaders.length)
+        return { known: false, reason: `the leaders of slots ${slot}–${slot + length - 1} are not known yet` };
       return { known: true, window: { slot, leaders: leaders.slice(from, from + length) } };
     },
     async close() {

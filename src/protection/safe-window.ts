@@ -25,11 +25,21 @@ export type GateDecision =
     }
   | { readonly send: false; readonly reason: string };
 
-export function decideSend(tracker: LeaderTracker, policy: PolicySource | undefined, windowSlots = DEFAULT_SAFE_WINDOW_SLOTS): GateDecision {
+export function decideSend(
+  tracker: LeaderTracker,
+  policy: PolicySource | undefined,
+  windowSlots = DEFAULT_SAFE_WINDOW_SLOTS,
+): GateDecision {
   const view = tracker.upcoming(windowSlots);
   if (policy === undefined) {
     return view.known
-      ? { send: true, gating: 'none', slot: view.window.slot, windowSlots: view.window.leaders.length, leaders: distinct(view.window.leaders) }
+      ? {
+          send: true,
+          gating: 'none',
+          slot: view.window.slot,
+          windowSlots: view.window.leaders.length,
+          leaders: distinct(view.window.leaders),
+        }
       : { send: true, gating: 'none', slot: null, windowSlots: 0, leaders: [] };
   }
   const current = policy.current();
@@ -62,7 +72,17 @@ export class SafeWindow {
   }
 
   evidence(decision: SendDecision, route: readonly string[], attempt: number, heldMs: number, heldReason: string | null): SendEvidence {
-    return { at: Date.now(), attempt, route, gating: decision.gating, slot: decision.slot, windowSlots: decision.windowSlots, leaders: decision.leaders, heldMs, heldReason };
+    return {
+      at: Date.now(),
+      attempt,
+      route,
+      gating: decision.gating,
+      slot: decision.slot,
+      windowSlots: decision.windowSlots,
+      leaders: decision.leaders,
+      heldMs,
+      heldReason,
+    };
   }
 
   async close(): Promise<void> {

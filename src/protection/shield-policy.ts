@@ -21,18 +21,24 @@ const HEADER_BYTES: Record<number, number> = { 0: 7, 1: 39 };
 export function parseShieldPolicy(data: Buffer, owner: string): ValidatorPolicy {
   if (owner !== SHIELD_PROGRAM_ID) throw new Error(`the account is owned by ${owner}, not by the Shield program ${SHIELD_PROGRAM_ID}`);
   const header = HEADER_BYTES[data[0] ?? -1];
-  if (header === undefined || data.length < header) throw new Error(`the account is not a Shield policy (kind ${data[0] ?? 'missing'}, ${data.length} bytes)`);
+  if (header === undefined || data.length < header)
+    throw new Error(`the account is not a Shield policy (kind ${data[0] ?? 'missing'}, ${data.length} bytes)`);
   const strategy = data[1];
   if (strategy !== 0 && strategy !== 1) throw new Error(`the policy's strategy ${strategy} is neither Deny (0) nor Allow (1)`);
   const count = data.readUInt32LE(header - 4);
-  if (header + count * 32 > data.length) throw new Error(`the policy says it lists ${count} identities but holds ${Math.floor((data.length - header) / 32)}`);
+  if (header + count * 32 > data.length)
+    throw new Error(`the policy says it lists ${count} identities but holds ${Math.floor((data.length - header) / 32)}`);
   const identities = new Set<string>();
   for (let i = 0; i < count; i++) identities.add(bs58.encode(data.subarray(header + i * 32, header + (i + 1) * 32)));
   return strategy === 0 ? { allows: (id) => !identities.has(id) } : { allows: (id) => identities.has(id) };
 }
 
 /** The bytes of a Shield policy account listing `identities` (PolicyV2): for tests and ledgers that load one. */
-export function encodeShieldPolicy(strategy: 'deny' | 'allow', identities: readonly string[], mint: Uint8Array = new Uint8Array(32)): Buffer {
+export function encodeShieldPolicy(
+  strategy: 'deny' | 'allow',
+  identities: readonly string[],
+  mint: Uint8Array = new Uint8Array(32),
+): Buffer {
   const data = Buffer.alloc(39 + identities.length * 32);
   data[0] = 1;
   data[1] = strategy === 'deny' ? 0 : 1;

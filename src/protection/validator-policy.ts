@@ -57,7 +57,11 @@ export function parseValidatorPolicy(raw: unknown): ValidatorPolicy {
 /** A failure to fetch (not a bad policy): the last good policy stays in force until stale. */
 export class PolicyFetchError extends Error {}
 
-export function createPolicySource(what: string, load: () => ValidatorPolicy | Promise<ValidatorPolicy>, options: { refreshMs?: number; staleMs?: number } = {}): PolicySource {
+export function createPolicySource(
+  what: string,
+  load: () => ValidatorPolicy | Promise<ValidatorPolicy>,
+  options: { refreshMs?: number; staleMs?: number } = {},
+): PolicySource {
   const refreshMs = options.refreshMs ?? 5_000;
   const staleMs = options.staleMs ?? Math.max(3 * refreshMs, 30_000);
   let view: PolicyView = { known: false, reason: `${what} has not been read yet` };
@@ -87,7 +91,8 @@ export function createPolicySource(what: string, load: () => ValidatorPolicy | P
   timer.unref();
   return {
     current() {
-      if (view.known && Date.now() - readAt > staleMs) return { known: false, reason: `${what} is stale (last read ${Date.now() - readAt} ms ago)` };
+      if (view.known && Date.now() - readAt > staleMs)
+        return { known: false, reason: `${what} is stale (last read ${Date.now() - readAt} ms ago)` };
       return view;
     },
     close: () => clearInterval(timer),
@@ -99,7 +104,10 @@ export function createFilePolicySource(file: string, options: { refreshMs?: numb
 }
 
 /** The same JSON served over http(s); an answer other than 200, or a body that is not the format, makes it unknown. */
-export function createUrlPolicySource(url: string, options: { refreshMs?: number; staleMs?: number; timeoutMs?: number } = {}): PolicySource {
+export function createUrlPolicySource(
+  url: string,
+  options: { refreshMs?: number; staleMs?: number; timeoutMs?: number } = {},
+): PolicySource {
   const timeoutMs = options.timeoutMs ?? 5_000;
   return createPolicySource(
     `the validator policy at ${urlLabel(url)}`,

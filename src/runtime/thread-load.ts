@@ -60,7 +60,11 @@ export interface OffloadSwitch {
 }
 
 /** `initialCostMs` is the guess of one unit's inline cost until one has been timed. */
-export function createOffloadSwitch(load: ThreadLoad, initialCostMs: number, onChange: (inline: boolean) => void = () => {}): OffloadSwitch {
+export function createOffloadSwitch(
+  load: ThreadLoad,
+  initialCostMs: number,
+  onChange: (inline: boolean) => void = () => {},
+): OffloadSwitch {
   let inline = true;
   let costMs = initialCostMs;
   let units = 0; // done since the last sample, wherever

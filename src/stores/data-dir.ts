@@ -21,7 +21,9 @@ export function prepareDataDir(dir: string): void {
   const uid = process.geteuid?.();
   const owner = fs.statSync(dir); // a data dir given as a link is its target's
   if (uid !== undefined && owner.uid !== uid) {
-    throw new Error(`${dir} belongs to user ${owner.uid}, not to the user Slipway runs as (${uid}): run Slipway as that user, or give it the directory: chown -R ${uid} ${dir}`);
+    throw new Error(
+      `${dir} belongs to user ${owner.uid}, not to the user Slipway runs as (${uid}): run Slipway as that user, or give it the directory: chown -R ${uid} ${dir}`,
+    );
   }
   ownerOnly(fs.realpathSync(dir), 0o700, dir);
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
@@ -75,4 +77,6 @@ function ownerOnly(target: string, mode: number, dir: string): void {
 }
 
 const cannotMake = (target: string, dir: string, error: unknown) =>
-  new Error(`${target} is readable by other users and cannot be made its owner's alone (${(error as Error).message}); run Slipway as its owner, or run: chmod -R go= ${dir}`);
+  new Error(
+    `${target} is readable by other users and cannot be made its owner's alone (${(error as Error).message}); run Slipway as its owner, or run: chmod -R go= ${dir}`,
+  );

@@ -30,7 +30,10 @@ type ToApplier = { catchUp: number; upTo: LogPosition } | 'close';
 type FromApplier = { caughtUp: number } | { failed: number; message: string } | 'applyFailed' | 'restarted' | 'closed';
 
 /** Decodes log frames and applies them with `apply` (journalWrites) in transactions of APPLY_MAX_FRAMES. */
-export function applyLogFrames(apply: (frames: { batch: WriteBatch; end: LogPosition }[]) => void, frames: Iterable<{ payload: Buffer; end: LogPosition }>): void {
+export function applyLogFrames(
+  apply: (frames: { batch: WriteBatch; end: LogPosition }[]) => void,
+  frames: Iterable<{ payload: Buffer; end: LogPosition }>,
+): void {
   let group: { batch: WriteBatch; end: LogPosition }[] = [];
   for (const frame of frames) {
     group.push({ batch: decodeBatch(frame.payload), end: frame.end });
@@ -130,7 +133,9 @@ export interface JournalApplier {
 }
 
 export function startJournalApplier(file: string, synchronous: 'NORMAL' | 'FULL', restartBytes = WAL_RESTART_BYTES): JournalApplier {
-  const worker = new Worker(path.join(__dirname, 'journal-applier.js'), { workerData: { journalApplier: true, file, synchronous, restartBytes } });
+  const worker = new Worker(path.join(__dirname, 'journal-applier.js'), {
+    workerData: { journalApplier: true, file, synchronous, restartBytes },
+  });
   worker.unref();
   let nextId = 0;
   const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();

@@ -29,7 +29,10 @@ export class BatchEncoder {
     this.at = this.buffer.writeDoubleLE(batch.now, this.at);
     this.at = this.buffer.writeUInt32LE(batch.records.length, this.at);
     for (const { seq, submission } of batch.records) this.record(seq, submission);
-    const rest = batch.changes.length === 0 && batch.attempts.length === 0 && batch.sends.length === 0 ? '' : JSON.stringify({ changes: batch.changes, attempts: batch.attempts, sends: batch.sends });
+    const rest =
+      batch.changes.length === 0 && batch.attempts.length === 0 && batch.sends.length === 0
+        ? ''
+        : JSON.stringify({ changes: batch.changes, attempts: batch.attempts, sends: batch.sends });
     this.room(4 + rest.length * 3);
     const length = rest === '' ? 0 : this.buffer.write(rest, this.at + 4, 'utf8');
     this.buffer.writeUInt32LE(length, this.at);

@@ -10,7 +10,17 @@
  * that every submission keeps the number it is answered with.
  */
 import crypto from 'node:crypto';
-import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange, SubmissionKind, TransactionState } from './journal';
+import type {
+  Journal,
+  JournalEntry,
+  JournalQuery,
+  NewSubmission,
+  SendEvidence,
+  SendRecord,
+  StateChange,
+  SubmissionKind,
+  TransactionState,
+} from './journal';
 import { createPool, migrate, type PostgresMigrations } from './postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
@@ -92,7 +102,11 @@ interface Group {
 
 const emptyGroup = (): Group => ({ records: [], changes: [], attempts: [], sends: [], waiters: [] });
 
-export async function createPostgresJournal(url: string, schema: string, owner = `gw_${crypto.randomBytes(6).toString('hex')}`): Promise<Journal> {
+export async function createPostgresJournal(
+  url: string,
+  schema: string,
+  owner = `gw_${crypto.randomBytes(6).toString('hex')}`,
+): Promise<Journal> {
   const pool = createPool({ url, schema, max: 8 });
   try {
     await migrate(pool, schema, 'journal', MIGRATIONS);
@@ -118,7 +132,8 @@ export async function createPostgresJournal(url: string, schema: string, owner =
   const flush = async (): Promise<void> => {
     if (inFlight !== undefined) {
       await inFlight;
-      if (pending.records.length + pending.changes.length + pending.attempts.length + pending.sends.length + pending.waiters.length > 0) schedule();
+      if (pending.records.length + pending.changes.length + pending.attempts.length + pending.sends.length + pending.waiters.length > 0)
+        schedule();
       return;
     }
     const group = pending;
@@ -140,18 +155,39 @@ export async function createPostgresJournal(url: string, schema: string, owner =
       await client.query('BEGIN');
       const now = Date.now();
       if (group.records.length > 0) {
-        seqs = (await client.query<{ seq: number }>("SELECT nextval('submissions_seq_seq') AS seq FROM generate_series(1, $1)", [group.records.length])).rows.map((r) => r.seq);
+        seqs = (
+          await client.query<{ seq: number }>("SELECT nextval('submissions_seq_seq') AS seq FROM generate_series(1, $1)", [
+            group.records.length,
+          ])
+        ).rows.map((r) => r.seq);
         const subs = group.records.map((r) => r.submission);
         await client.query(
           `INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at, owner, lease_until)
            SELECT s, k, key, a, b, r, $7, $7, $8, ${DB_NOW} + $9 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[]) AS t(s, k, key, a, b, r)`,
-          [seqs, subs.map((s) => s.kind), subs.map((s) => s.keyId), subs.map((s) => s.antiMev), subs.map((s) => s.bundleId), subs.map((s) => s.routes.join(',')), now, owner, LEASE_MS],
+          [
+            seqs,
+            subs.map((s) => s.kind),
+            subs.map((s) => s.keyId),
+            subs.map((s) => s.antiMev),
+            subs.map((s) => s.bundleId),
+            subs.map((s) => s.routes.join(',')),
+            now,
+            owner,
+            LEASE_MS,
+          ],
         );
         const rows = subs.flatMap((s, i) => s.transactions.map((tx, position) => ({ seq: seqs[i]!, position, tx })));
         await client.query(
           `INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)
            SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::text[], $4::bytea[], $5::text[], $6::text[])`,
-          [rows.map((r) => r.seq), rows.map((r) => r.position), rows.map((r) => r.tx.signature), rows.map((r) => r.tx.wire), rows.map((r) => r.tx.state), rows.map((r) => r.tx.reason ?? null)],
+          [
+            rows.map((r) => r.seq),
+            rows.map((r) => r.position),
+            rows.map((r) => r.tx.signature),
+            rows.map((r) => r.tx.wire),
+            rows.map((r) => r.tx.state),
+            rows.map((r) => r.tx.reason ?? null),
+          ],
         );
         // First sends of protected transactions, which came with their submission.
         subs.forEach((s, i) =>
@@ -166,7 +202,15 @@ export async function createPostgresJournal(url: string, schema: string, owner =
           `UPDATE submission_transactions SET state = $1, slot = COALESCE($2, slot),
              reason = CASE WHEN $3 THEN NULL ELSE COALESCE($4, reason) END, error = COALESCE($5::jsonb, error)
            WHERE seq = $6 AND position = $7`,
-          [change.state, change.slot ?? null, change.reason === null, change.reason ?? null, change.error === undefined ? null : JSON.stringify(change.error), change.seq, change.position],
+          [
+            change.state,
+            change.slot ?? null,
+            change.reason === null,
+            change.reason ?? null,
+            change.error === undefined ? null : JSON.stringify(change.error),
+            change.seq,
+            change.position,
+          ],
         );
       }
       const touched = [...new Set(group.changes.map((c) => c.seq))];
@@ -180,11 +224,10 @@ export async function createPostgresJournal(url: string, schema: string, owner =
         );
       }
       if (group.sends.length > 0) {
-        await client.query('INSERT INTO protected_sends (seq, position, evidence) SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::jsonb[])', [
-          group.sends.map((s) => s.seq),
-          group.sends.map((s) => s.position),
-          group.sends.map((s) => JSON.stringify(s.send)),
-        ]);
+        await client.query(
+          'INSERT INTO protected_sends (seq, position, evidence) SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::jsonb[])',
+          [group.sends.map((s) => s.seq), group.sends.map((s) => s.position), group.sends.map((s) => JSON.stringify(s.send))],
+        );
       }
       await client.query('COMMIT');
     } catch (error) {
@@ -213,12 +256,19 @@ export async function createPostgresJournal(url: string, schema: string, owner =
   const hydrate = async (rows: SubmissionRow[]): Promise<JournalEntry[]> => {
     if (rows.length === 0) return [];
     const seqs = rows.map((r) => r.seq);
-    const txs = (await pool.query<TransactionRow>('SELECT * FROM submission_transactions WHERE seq = ANY($1::bigint[]) ORDER BY seq, position', [seqs])).rows;
+    const txs = (
+      await pool.query<TransactionRow>('SELECT * FROM submission_transactions WHERE seq = ANY($1::bigint[]) ORDER BY seq, position', [seqs])
+    ).rows;
     const protectedSeqs = rows.filter((r) => r.anti_mev).map((r) => r.seq);
     const sends =
       protectedSeqs.length === 0
         ? []
-        : (await pool.query<{ seq: number; position: number; evidence: SendEvidence }>('SELECT seq, position, evidence FROM protected_sends WHERE seq = ANY($1::bigint[]) ORDER BY id', [protectedSeqs])).rows;
+        : (
+            await pool.query<{ seq: number; position: number; evidence: SendEvidence }>(
+              'SELECT seq, position, evidence FROM protected_sends WHERE seq = ANY($1::bigint[]) ORDER BY id',
+              [protectedSeqs],
+            )
+          ).rows;
     const txsBySeq = new Map<number, TransactionRow[]>();
     for (const tx of txs) {
       const list = txsBySeq.get(tx.seq);
@@ -275,8 +325,16 @@ export async function createPostgresJournal(url: string, schema: string, owner =
     },
     after: (seq) => select('SELECT * FROM submissions WHERE seq > $1 ORDER BY seq', [seq]),
     since: (sinceMs) => select('SELECT * FROM submissions WHERE created_at >= $1 ORDER BY seq', [sinceMs]),
-    unfinished: () => select("SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq", []),
-    find: (id) => select('SELECT * FROM submissions WHERE bundle_id = $1 OR seq IN (SELECT seq FROM submission_transactions WHERE signature = $1) ORDER BY seq DESC', [id]),
+    unfinished: () =>
+      select(
+        "SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq",
+        [],
+      ),
+    find: (id) =>
+      select(
+        'SELECT * FROM submissions WHERE bundle_id = $1 OR seq IN (SELECT seq FROM submission_transactions WHERE signature = $1) ORDER BY seq DESC',
+        [id],
+      ),
     list(query: JournalQuery) {
       const where: string[] = [];
       const values: unknown[] = [];
@@ -289,13 +347,24 @@ export async function createPostgresJournal(url: string, schema: string, owner =
         where.push(`seq IN (SELECT seq FROM submission_transactions WHERE state = $${values.length})`);
       }
       values.push(query.limit ?? 100);
-      return select(`SELECT * FROM submissions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${values.length}`, values);
+      return select(
+        `SELECT * FROM submissions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${values.length}`,
+        values,
+      );
     },
     leases: {
       async renew(following) {
-        await pool.query(`UPDATE submissions SET lease_until = ${DB_NOW} + $1 WHERE owner = $2 AND seq IN (${UNFINISHED})`, [LEASE_MS, owner]);
+        await pool.query(`UPDATE submissions SET lease_until = ${DB_NOW} + $1 WHERE owner = $2 AND seq IN (${UNFINISHED})`, [
+          LEASE_MS,
+          owner,
+        ]);
         if (following.length === 0) return [];
-        return (await pool.query<{ seq: number }>('SELECT seq FROM submissions WHERE seq = ANY($1::bigint[]) AND owner IS DISTINCT FROM $2', [following, owner])).rows.map((r) => r.seq);
+        return (
+          await pool.query<{ seq: number }>('SELECT seq FROM submissions WHERE seq = ANY($1::bigint[]) AND owner IS DISTINCT FROM $2', [
+            following,
+            owner,
+          ])
+        ).rows.map((r) => r.seq);
       },
       async takeOver(limit) {
         const taken = await pool.query<{ seq: number }>(

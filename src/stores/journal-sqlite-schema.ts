@@ -111,8 +111,14 @@ export function logPosition(db: SqliteDatabase): LogPosition {
  * position they end at (or `moveTo`, a new file's start). Frames at or before the recorded
  * position are skipped: another process (bin/slipway submissions) may have applied them.
  */
-export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: WriteBatch; end: LogPosition }[], moveTo?: LogPosition) => void {
-  const insertSubmissions = multiRowInsert(db, 'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)', 8);
+export function journalWrites(
+  db: SqliteDatabase,
+): (frames: readonly { batch: WriteBatch; end: LogPosition }[], moveTo?: LogPosition) => void {
+  const insertSubmissions = multiRowInsert(
+    db,
+    'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)',
+    8,
+  );
   const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
   const updateTransaction = db.prepare(
     // A reason of null clears the one before (a held transaction released); absent keeps it.
@@ -127,8 +133,19 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
       const submissions: unknown[] = [];
       const transactions: unknown[] = [];
       for (const { seq, submission } of records) {
-        submissions.push(seq, submission.kind, submission.keyId, submission.antiMev ? 1 : 0, submission.bundleId, submission.routes.join(','), now, now);
-        submission.transactions.forEach((tx, position) => transactions.push(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null));
+        submissions.push(
+          seq,
+          submission.kind,
+          submission.keyId,
+          submission.antiMev ? 1 : 0,
+          submission.bundleId,
+          submission.routes.join(','),
+          now,
+          now,
+        );
+        submission.transactions.forEach((tx, position) =>
+          transactions.push(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null),
+        );
       }
       insertSubmissions(submissions);
       insertTransactions(transactions);
@@ -136,7 +153,15 @@ export function journalWrites(db: SqliteDatabase): (frames: readonly { batch: Wr
     const touched = new Set<number>();
     for (const change of changes) {
       const error = change.error === undefined ? null : JSON.stringify(change.error);
-      updateTransaction.run(change.state, change.slot ?? null, change.reason === null ? 1 : 0, change.reason ?? null, error, change.seq, change.position);
+      updateTransaction.run(
+        change.state,
+        change.slot ?? null,
+        change.reason === null ? 1 : 0,
+        change.reason ?? null,
+        error,
+        change.seq,
+        change.position,
+      );
       touched.add(change.seq);
     }
     for (const seq of touched) touchSubmission.run(now, seq);

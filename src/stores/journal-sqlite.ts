@@ -15,7 +15,17 @@ import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureI
 import type { SqliteOptions } from './sqlite-database';
 import { applyLogFrames, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
 import { openSqlite } from './sqlite-database';
-import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange, SubmissionKind, TransactionState } from './journal';
+import type {
+  Journal,
+  JournalEntry,
+  JournalQuery,
+  NewSubmission,
+  SendEvidence,
+  SendRecord,
+  StateChange,
+  SubmissionKind,
+  TransactionState,
+} from './journal';
 
 const INDEX_INTERVAL_MS = 200;
 /** A log file past this size is followed by a new one (the applier deletes it once applied). */
@@ -58,7 +68,6 @@ interface TransactionRow {
   attempts: number;
 }
 
-
 export interface SqliteJournalOptions extends SqliteOptions {
   /** The WAL size past which the applier thread restarts it (tests make it small). */
   readonly walRestartBytes?: number;
@@ -75,12 +84,18 @@ export interface SqliteJournalOptions extends SqliteOptions {
 export function createSqliteJournal(file: string, options: SqliteJournalOptions = {}): Journal {
   const reader = options.reader === true;
   // A writer's WAL is checkpointed by its applier thread; a reader's by SQLite, as usual.
-  const db = openSqlite(file, MIGRATIONS, { ...options, autoCheckpoint: reader, walSizeLimit: reader ? undefined : (options.walRestartBytes ?? WAL_RESTART_BYTES) });
+  const db = openSqlite(file, MIGRATIONS, {
+    ...options,
+    autoCheckpoint: reader,
+    walSizeLimit: reader ? undefined : (options.walRestartBytes ?? WAL_RESTART_BYTES),
+  });
   const selectAfter = db.prepare('SELECT * FROM submissions WHERE seq > ? ORDER BY seq');
   const selectFrom = db.prepare('SELECT * FROM submissions WHERE seq >= ? ORDER BY seq');
   const selectCreatedAt = db.prepare('SELECT seq, created_at FROM submissions WHERE seq >= ? ORDER BY seq LIMIT 1');
   // The states as literals, as in the partial index's condition, so that SQLite uses the index.
-  const selectUnfinished = db.prepare("SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq");
+  const selectUnfinished = db.prepare(
+    "SELECT * FROM submissions WHERE seq IN (SELECT DISTINCT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')) ORDER BY seq",
+  );
   const selectSends = db.prepare('SELECT position, evidence FROM protected_sends WHERE seq = ? ORDER BY rowid');
   const selectByBundle = db.prepare('SELECT seq FROM submissions WHERE bundle_id = ?');
   const selectSubmission = db.prepare('SELECT * FROM submissions WHERE seq = ?');
@@ -128,17 +143,18 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
       routes: row.routes === '' ? [] : row.routes.split(','),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-      transactions: ((sends) => (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
-        position: tx.position,
-        signature: tx.signature,
-        wire: tx.wire,
-        state: tx.state,
-        slot: tx.slot,
-        reason: tx.reason,
-        error: tx.error === null ? null : (JSON.parse(tx.error) as unknown),
-        attempts: tx.attempts,
-        sends: sends.get(tx.position) ?? [],
-      })))(sendsOf(row)),
+      transactions: ((sends) =>
+        (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
+          position: tx.position,
+          signature: tx.signature,
+          wire: tx.wire,
+          state: tx.state,
+          slot: tx.slot,
+          reason: tx.reason,
+          error: tx.error === null ? null : (JSON.parse(tx.error) as unknown),
+          attempts: tx.attempts,
+          sends: sends.get(tx.position) ?? [],
+        })))(sendsOf(row)),
     }));
 
   // Group commit: everything written in one event-loop turn (new submissions, state
@@ -153,10 +169,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
 
   // Frames in the log beyond what SQLite holds (a crash; or, for a reader, what the
   // server has not applied yet) are applied first, holding SQLite's write lock throughout.
-  const catchUp = () =>
-    db
-      .transaction(() => applyLogFrames(applyHere, readLog(file, logPosition(db))))
-      .immediate();
+  const catchUp = () => db.transaction(() => applyLogFrames(applyHere, readLog(file, logPosition(db)))).immediate();
   catchUp();
   const synchronous = options.synchronous ?? 'NORMAL';
   const log = reader ? undefined : openJournalLog(file, lastLogFile(file) + 1, synchronous);

@@ -79,17 +79,14 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
       const key = generateApiKey();
       const id = generateKeyId();
       const createdAt = new Date();
-      await change('INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, reads_per_second, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-        id,
-        name,
-        hashApiKey(key),
-        bundle,
-        tps,
-        bundlesPerSecond,
-        readsPerSecond,
-        createdAt,
-      ]);
-      return { record: { id, name, bundle, tps, bundlesPerSecond, readsPerSecond, createdAt: createdAt.toISOString(), revokedAt: null }, key };
+      await change(
+        'INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, reads_per_second, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+        [id, name, hashApiKey(key), bundle, tps, bundlesPerSecond, readsPerSecond, createdAt],
+      );
+      return {
+        record: { id, name, bundle, tps, bundlesPerSecond, readsPerSecond, createdAt: createdAt.toISOString(), revokedAt: null },
+        key,
+      };
     },
     async createFirst({ name, bundle }) {
       const key = generateApiKey();
@@ -106,7 +103,19 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
         return result.rowCount ?? 0;
       });
       if (inserted === 0) return null;
-      return { record: { id, name, bundle, tps: null, bundlesPerSecond: null, readsPerSecond: null, createdAt: createdAt.toISOString(), revokedAt: null }, key };
+      return {
+        record: {
+          id,
+          name,
+          bundle,
+          tps: null,
+          bundlesPerSecond: null,
+          readsPerSecond: null,
+          createdAt: createdAt.toISOString(),
+          revokedAt: null,
+        },
+        key,
+      };
     },
     async list() {
       return (await pool.query<Row>('SELECT * FROM api_keys ORDER BY created_at, id')).rows.map(toRecord);
@@ -123,7 +132,10 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
       return (await change(`UPDATE api_keys SET ${sets} WHERE id = $1`, [id, ...fields.map((field) => changes[field])])) > 0;
     },
     async loadActive(): Promise<StoredKey[]> {
-      return (await pool.query<Row>('SELECT * FROM api_keys WHERE revoked_at IS NULL')).rows.map((row) => ({ record: toRecord(row), hash: row.key_hash }));
+      return (await pool.query<Row>('SELECT * FROM api_keys WHERE revoked_at IS NULL')).rows.map((row) => ({
+        record: toRecord(row),
+        hash: row.key_hash,
+      }));
     },
     watch(onChange) {
       let current: pg.PoolClient | undefined;

@@ -50,7 +50,9 @@ const toRecord = (row: Row): ApiKeyRecord => ({
 
 export function createSqliteKeyStore(file: string): KeyStore {
   const db = openSqlite(file, MIGRATIONS);
-  const insert = db.prepare('INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second, reads_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second, reads_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectActive = db.prepare('SELECT * FROM api_keys WHERE revoked_at IS NULL');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
@@ -95,7 +97,9 @@ export function createSqliteKeyStore(file: string): KeyStore {
       const fields = (Object.keys(columns) as (keyof typeof columns)[]).filter((field) => changes[field] !== undefined);
       if (fields.length === 0) return exists.get(id) !== undefined;
       const values = fields.map((field) => (field === 'bundle' ? (changes.bundle ? 1 : 0) : changes[field]));
-      const changed = db.prepare(`UPDATE api_keys SET ${fields.map((field) => `${columns[field]} = ?`).join(', ')} WHERE id = ?`).run(...values, id).changes > 0;
+      const changed =
+        db.prepare(`UPDATE api_keys SET ${fields.map((field) => `${columns[field]} = ?`).join(', ')} WHERE id = ?`).run(...values, id)
+          .changes > 0;
       if (changed) notify();
       return changed;
     },

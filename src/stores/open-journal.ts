@@ -18,6 +18,9 @@ export async function openJournal(config: SlipwayConfig, options: { reader?: boo
   try {
     return await createPostgresJournal(config.postgresUrl, config.postgresSchema);
   } catch (error) {
-    throw new Error(`cannot open the journal in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `cannot open the journal in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }

@@ -14,6 +14,9 @@ export async function openKeyStore(config: SlipwayConfig): Promise<KeyStore> {
   try {
     return await createPostgresKeyStore(config.postgresUrl, config.postgresSchema);
   } catch (error) {
-    throw new Error(`cannot open the key store in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `cannot open the key store in PostgreSQL at ${withoutPassword(config.postgresUrl)} (schema ${config.postgresSchema}): ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }

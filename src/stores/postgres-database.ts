@@ -22,12 +22,21 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export function checkSchemaName(schema: string): string {
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new Error(
+      `postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`,
+    );
   return schema;
 }
 
 export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, options: `-c search_path=${checkSchemaName(schema)}`, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    options: `-c search_path=${checkSchemaName(schema)}`,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 30_000,
+  });
   // A connection that breaks while idle is dropped by the pool; requests meanwhile fail on their own.
   pool.on('error', () => {});
   // One that breaks while checked out (a journal commit when PostgreSQL restarts) emits 'error'
@@ -69,7 +78,9 @@ export async function migrate(pool: pg.Pool, schema: string, component: string, 
     const row = await client.query<{ version: number }>('SELECT version FROM schema_versions WHERE component = $1', [component]);
     const current = row.rows[0]?.version ?? 0;
     if (current > migrations.length) {
-      throw new Error(`the ${component} tables in schema ${schema} are at version ${current}, newer than this Slipway knows (${migrations.length}); upgrade Slipway`);
+      throw new Error(
+        `the ${component} tables in schema ${schema} are at version ${current}, newer than this Slipway knows (${migrations.length}); upgrade Slipway`,
+      );
     }
     for (let version = current; version < migrations.length; version++) await client.query(migrations[version]!);
     await client.query(

@@ -14,7 +14,9 @@ export async function connectRedis(url: string): Promise<Redis> {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return redis;
 }

@@ -8,12 +8,21 @@ import { createSolanaRpcUpstream } from './solana-rpc';
 import type { Upstream } from './upstream';
 
 /** Every configured upstream by name, each wrapped by `decorate` (metrics); `ledger` opens the embedded ledger, only when an upstream uses it. */
-export function createUpstreams(network: NetworkConfig, ledger: () => LocalLedger, decorate: (upstream: Upstream) => Upstream): Map<string, Upstream> {
+export function createUpstreams(
+  network: NetworkConfig,
+  ledger: () => LocalLedger,
+  decorate: (upstream: Upstream) => Upstream,
+): Map<string, Upstream> {
   const limits = { timeoutMs: network.requestTimeoutMs, maxAnswerBytes: network.maxUpstreamAnswerBytes };
   return new Map(Object.entries(network.upstreams).map(([name, config]) => [name, decorate(createUpstream(name, config, limits, ledger))]));
 }
 
-function createUpstream(name: string, config: UpstreamConfig, limits: { timeoutMs: number; maxAnswerBytes: number }, ledger: () => LocalLedger): Upstream {
+function createUpstream(
+  name: string,
+  config: UpstreamConfig,
+  limits: { timeoutMs: number; maxAnswerBytes: number },
+  ledger: () => LocalLedger,
+): Upstream {
   switch (config.type) {
     case 'embedded':
       return createEmbeddedLedgerUpstream(ledger(), name);
@@ -22,6 +31,13 @@ function createUpstream(name: string, config: UpstreamConfig, limits: { timeoutM
     case 'sink':
       return createSinkUpstream(name);
     case 'jito':
-      return createJitoUpstream({ name, urls: config.urls, protected: config.protected, ...limits, minTipLamports: config.minTipLamports, requireTip: config.requireTip });
+      return createJitoUpstream({
+        name,
+        urls: config.urls,
+        protected: config.protected,
+        ...limits,
+        minTipLamports: config.minTipLamports,
+        requireTip: config.requireTip,
+      });
   }
 }

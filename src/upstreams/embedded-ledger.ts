@@ -41,7 +41,9 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
       bundleIds.map((bundleId) => {
         const bundle = ledger.getBundle(bundleId);
         if (bundle === undefined) return { status: 'Invalid', landedSlot: null, reason: null };
-        return bundle.landed ? { status: 'Landed', landedSlot: bundle.slot, reason: null } : { status: 'Failed', landedSlot: null, reason: bundle.reason ?? null };
+        return bundle.landed
+          ? { status: 'Landed', landedSlot: bundle.slot, reason: null }
+          : { status: 'Failed', landedSlot: null, reason: bundle.reason ?? null };
       }),
     isBlockhashValid: async (blockhash) => ledger.isBlockhashValid(blockhash),
     close: async () => {

@@ -28,7 +28,12 @@ export interface JitoUpstreamConfig {
 }
 
 export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes });
+  const client = new JsonRpcClient({
+    name: config.name,
+    urls: config.urls,
+    timeoutMs: config.timeoutMs,
+    maxAnswerBytes: config.maxAnswerBytes,
+  });
   let tipAccounts: { accounts: Set<string>; fetchedAt: number } | undefined;
 
   async function currentTipAccounts(): Promise<Set<string>> {
@@ -59,7 +64,11 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
         (accounts) => tipLamports([tx], accounts) >= config.minTipLamports,
         () => false,
       );
-      const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64' }], tipped ? '/transactions?bundleOnly=true' : '/transactions');
+      const results = await client.callAll(
+        'sendTransaction',
+        [tx.base64, { encoding: 'base64' }],
+        tipped ? '/transactions?bundleOnly=true' : '/transactions',
+      );
       if (results.some((r) => r.status === 'fulfilled' && ('result' in r.value || alreadyProcessed(r.value)))) return { dropped: null };
       throw new Error(`no block engine took the transaction: ${describeFailures(results)}`);
     },
@@ -74,7 +83,13 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
       if (results.some((r) => r.status === 'fulfilled' && 'result' in r.value)) return { accepted: true };
       const refusals = results.filter((r) => r.status === 'fulfilled');
       if (refusals.length > 0) {
-        return { accepted: false, failedIndex: -1, err: null, errText: `the block engine refused the bundle: ${describeFailures(results)}`, logs: [] };
+        return {
+          accepted: false,
+          failedIndex: -1,
+          err: null,
+          errText: `the block engine refused the bundle: ${describeFailures(results)}`,
+          logs: [],
+        };
       }
       throw new Error(`no block engine took the bundle: ${describeFailures(results)}`);
     },
@@ -94,7 +109,12 @@ export function createJitoUpstream(config: JitoUpstreamConfig): Upstream {
       return bundleIds.map((_, i) => {
         const entry = value[i];
         if (entry === null || entry === undefined) return { status: 'Invalid', landedSlot: null, reason: null };
-        const reason = typeof entry.err === 'string' ? entry.err : entry.status === 'Failed' ? 'the block engine reports the bundle failed (it gives no reason)' : null;
+        const reason =
+          typeof entry.err === 'string'
+            ? entry.err
+            : entry.status === 'Failed'
+              ? 'the block engine reports the bundle failed (it gives no reason)'
+              : null;
         return { status: entry.status, landedSlot: entry.landed_slot, reason };
       });
     },
@@ -110,7 +130,8 @@ export function tipLamports(txs: readonly ValidatedTransaction[], tipAccounts: S
     const keys = tx.wire.staticAccountKeys;
     for (const ix of tx.wire.instructions) {
       const program = keys[ix.programIdIndex];
-      if (program === undefined || !program.equals(SYSTEM_PROGRAM) || ix.data.length < 12 || ix.data.readUInt32LE(0) !== SYSTEM_TRANSFER) continue;
+      if (program === undefined || !program.equals(SYSTEM_PROGRAM) || ix.data.length < 12 || ix.data.readUInt32LE(0) !== SYSTEM_TRANSFER)
+        continue;
       const destination = keys[ix.accountIndexes[1] ?? 256];
       if (destination !== undefined && tipAccounts.has(bs58.encode(destination))) total += Number(ix.data.readBigUInt64LE(4));
     }

@@ -39,14 +39,22 @@ export function alreadyProcessed(answer: JsonRpcAnswer): boolean {
  * answers it is healthy), so it is neither failed over nor counted against the endpoint.
  */
 export class AnswerTooLargeError extends Error {
-  constructor(readonly method: string, readonly limitBytes: number) {
-    super(`the answer to ${method} is larger than ${limitBytes} bytes (maxUpstreamAnswerBytes): ask for less (fewer accounts, a dataSlice, a narrower filter)`);
+  constructor(
+    readonly method: string,
+    readonly limitBytes: number,
+  ) {
+    super(
+      `the answer to ${method} is larger than ${limitBytes} bytes (maxUpstreamAnswerBytes): ask for less (fewer accounts, a dataSlice, a narrower filter)`,
+    );
   }
 }
 
 /** An endpoint could not be used: the reason says why, in words an operator can act on. */
 export class EndpointError extends Error {
-  constructor(readonly endpoint: string, reason: string) {
+  constructor(
+    readonly endpoint: string,
+    reason: string,
+  ) {
     super(`${endpoint}: ${reason}`);
   }
 }
@@ -62,7 +70,11 @@ class Endpoint {
   /** Whether its circuit is open, as the metric shows it. */
   private readonly circuit: { set(value: number): void };
 
-  constructor(url: string, private readonly cooldownMs: number, upstream: string) {
+  constructor(
+    url: string,
+    private readonly cooldownMs: number,
+    upstream: string,
+  ) {
     const parsed = new URL(url);
     this.label = urlLabel(url);
     this.circuit = upstreamCircuitOpen.labels({ upstream, endpoint: this.label });
@@ -140,7 +152,8 @@ export class JsonRpcClient {
    */
   async callAll(method: string, params: readonly unknown[], path?: string): Promise<PromiseSettledResult<JsonRpcAnswer>[]> {
     const { available, open } = this.ordered();
-    const settle = (endpoints: Endpoint[]) => Promise.allSettled(endpoints.map((endpoint) => this.callEndpoint(endpoint, method, params, path)));
+    const settle = (endpoints: Endpoint[]) =>
+      Promise.allSettled(endpoints.map((endpoint) => this.callEndpoint(endpoint, method, params, path)));
     const first = await settle(available);
     if (open.length === 0 || first.some((r) => r.status === 'fulfilled')) return first;
     return [...first, ...(await settle(open))];
@@ -168,7 +181,11 @@ export class JsonRpcClient {
       const text = await readCapped(response.body, this.options.maxAnswerBytes, method);
       if (response.statusCode >= 300) throw new EndpointError(endpoint.label, `HTTP ${response.statusCode}`);
       const answer = parseAnswer(text);
-      if (answer === undefined) throw new EndpointError(endpoint.label, `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`);
+      if (answer === undefined)
+        throw new EndpointError(
+          endpoint.label,
+          `the answer is not a JSON-RPC response (HTTP ${response.statusCode}, ${describeBody(text)})`,
+        );
       if ('error' in answer && NODE_FAULT_CODES.has(answer.error.code)) {
         throw new EndpointError(endpoint.label, `the node cannot serve now: ${answer.error.message} (${answer.error.code})`);
       }
@@ -182,7 +199,10 @@ export class JsonRpcClient {
       endpoint.failed();
       if (error instanceof EndpointError) throw error;
       const reason = describeTransportError(error, timeoutMs);
-      throw new EndpointError(endpoint.label, status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`);
+      throw new EndpointError(
+        endpoint.label,
+        status === undefined ? reason : `the answer was cut off after its headers (HTTP ${status}): ${reason}`,
+      );
     }
   }
 }

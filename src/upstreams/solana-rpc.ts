@@ -23,7 +23,12 @@ export function resultOf<T>(answer: JsonRpcAnswer, method: string): T {
 }
 
 export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstream {
-  const client = new JsonRpcClient({ name: config.name, urls: config.urls, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes });
+  const client = new JsonRpcClient({
+    name: config.name,
+    urls: config.urls,
+    timeoutMs: config.timeoutMs,
+    maxAnswerBytes: config.maxAnswerBytes,
+  });
   return {
     name: config.name,
     kind: 'rpc',
@@ -38,10 +43,10 @@ export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstre
         tx.base64,
         { encoding: 'base64', commitment: 'processed', sigVerify: false, replaceRecentBlockhash: false },
       ]);
-      const { context, value } = resultOf<{ context: { slot: number }; value: { err: TransactionErrorJson | null; logs: string[] | null; unitsConsumed?: number } }>(
-        answer,
-        'simulateTransaction',
-      );
+      const { context, value } = resultOf<{
+        context: { slot: number };
+        value: { err: TransactionErrorJson | null; logs: string[] | null; unitsConsumed?: number };
+      }>(answer, 'simulateTransaction');
       return {
         err: value.err,
         errText: value.err === null ? null : describeTransactionErrorJson(value.err),
@@ -53,7 +58,11 @@ export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstre
     async sendTransaction(tx) {
       const results = await client.callAll('sendTransaction', [tx.base64, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }]);
       if (results.some((r) => r.status === 'fulfilled' && ('result' in r.value || alreadyProcessed(r.value)))) return { dropped: null };
-      const reasons = results.map((r) => (r.status === 'rejected' ? String((r.reason as Error).message) : `refused: ${(r.value as { error: { message: string } }).error.message}`));
+      const reasons = results.map((r) =>
+        r.status === 'rejected'
+          ? String((r.reason as Error).message)
+          : `refused: ${(r.value as { error: { message: string } }).error.message}`,
+      );
       throw new Error(`no RPC node took the transaction: ${reasons.join('; ')}`);
     },
     admitBundle: async () => 'a Solana RPC node cannot execute bundles',
@@ -71,7 +80,10 @@ export function createSolanaRpcUpstream(config: SolanaRpcUpstreamConfig): Upstre
       throw new Error('a Solana RPC node knows no bundles');
     },
     async isBlockhashValid(blockhash) {
-      return resultOf<{ value: boolean }>(await client.call('isBlockhashValid', [blockhash, { commitment: 'processed' }]), 'isBlockhashValid').value;
+      return resultOf<{ value: boolean }>(
+        await client.call('isBlockhashValid', [blockhash, { commitment: 'processed' }]),
+        'isBlockhashValid',
+      ).value;
     },
     close: () => client.close(),
   };

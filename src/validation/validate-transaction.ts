@@ -60,15 +60,23 @@ export type ParsedTransaction = { readonly tx: ValidatedTransaction; readonly ve
  * decoding, decoded size, deserialize, sanitize. `label` prefixes messages
  * ("transaction 3 (…): …") when the transaction is one of several.
  */
-export function parseTransaction(encoded: string, label: string, known?: KnownTransactions, options: ValidationOptions = {}): Result<ParsedTransaction> {
+export function parseTransaction(
+  encoded: string,
+  label: string,
+  known?: KnownTransactions,
+  options: ValidationOptions = {},
+): Result<ParsedTransaction> {
   const prefix = label === '' ? '' : `${label}: `;
   const decoded = decodeTransaction(encoded, options.encoding ?? 'base64');
   if (!decoded.ok) return fail(slipwayError('INVALID_PARAMS', prefix + decoded.error.message));
   const bytes = decoded.value;
   if (bytes.length > PACKET_DATA_SIZE) {
-    return fail(slipwayError('INVALID_PARAMS', `${prefix}decoded ${TYPE_NAME} too large: ${bytes.length} bytes (max: ${PACKET_DATA_SIZE} bytes)`));
+    return fail(
+      slipwayError('INVALID_PARAMS', `${prefix}decoded ${TYPE_NAME} too large: ${bytes.length} bytes (max: ${PACKET_DATA_SIZE} bytes)`),
+    );
   }
-  if (bytes.length === 0) return fail(slipwayError('INVALID_PARAMS', `${prefix}failed to deserialize ${TYPE_NAME}: the transaction is empty`));
+  if (bytes.length === 0)
+    return fail(slipwayError('INVALID_PARAMS', `${prefix}failed to deserialize ${TYPE_NAME}: the transaction is empty`));
 
   const wire = parseWireTransaction(bytes);
   if (isWireDefect(wire)) {
@@ -79,7 +87,10 @@ export function parseTransaction(encoded: string, label: string, known?: KnownTr
         return fail(slipwayError('INVALID_PARAMS', `${prefix}transaction is not fully signed: ${wire.detail}`));
       case 'sanitize':
         return fail(
-          slipwayError('INVALID_PARAMS', `${prefix}invalid transaction: Transaction failed to sanitize accounts offsets correctly (${wire.detail})`),
+          slipwayError(
+            'INVALID_PARAMS',
+            `${prefix}invalid transaction: Transaction failed to sanitize accounts offsets correctly (${wire.detail})`,
+          ),
         );
     }
   }
@@ -128,7 +139,12 @@ export function validateTransaction(
 function decodeTransaction(encoded: string, encoding: 'base64' | 'base58'): Result<Buffer> {
   const max = encoding === 'base64' ? MAX_BASE64_SIZE : MAX_BASE58_SIZE;
   if (encoded.length > max) {
-    return fail(slipwayError('INVALID_PARAMS', `${encoding} encoded ${TYPE_NAME} too large: ${encoded.length} bytes (max: encoded/raw ${max}/${PACKET_DATA_SIZE})`));
+    return fail(
+      slipwayError(
+        'INVALID_PARAMS',
+        `${encoding} encoded ${TYPE_NAME} too large: ${encoded.length} bytes (max: encoded/raw ${max}/${PACKET_DATA_SIZE})`,
+      ),
+    );
   }
   if (encoding === 'base64') return decodeStrictBase64(encoded);
   try {

@@ -195,7 +195,10 @@ function sanitize(tx: WireTransaction): void {
   if (total > MAX_ACCOUNT_KEYS) throw defect('sanitize', `${total} accounts; at most ${MAX_ACCOUNT_KEYS}`);
   for (const [i, ix] of tx.instructions.entries()) {
     if (ix.programIdIndex === 0 || ix.programIdIndex >= keys) {
-      throw defect('sanitize', `instruction ${i} program index ${ix.programIdIndex} must name a static account key other than the fee payer (1..${keys - 1})`);
+      throw defect(
+        'sanitize',
+        `instruction ${i} program index ${ix.programIdIndex} must name a static account key other than the fee payer (1..${keys - 1})`,
+      );
     }
     for (const index of ix.accountIndexes) {
       if (index >= total) throw defect('sanitize', `instruction ${i} account index ${index} is out of range (${total} accounts)`);

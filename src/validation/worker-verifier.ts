@@ -21,7 +21,6 @@ import type { WireTransaction } from './wire-transaction';
 /** Slots per worker: more than the requests a busy gateway has in flight at once (512 KB each). */
 const SLOTS = 256;
 
-
 interface Pending {
   readonly wire: WireTransaction;
   readonly resolve: (check: SignatureCheck) => void;

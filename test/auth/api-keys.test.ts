@@ -27,7 +27,11 @@ describe('API keys', () => {
   it('refuses a missing key with 401 in the shape of each path', async () => {
     const root = await post(gw.url, getSlot);
     assert.equal(root.status, 401);
-    assert.deepEqual(root.body, { jsonrpc: '2.0', error: { code: -32098, message: 'missing API key: send it in the x-api-key header' }, id: null });
+    assert.deepEqual(root.body, {
+      jsonrpc: '2.0',
+      error: { code: -32098, message: 'missing API key: send it in the x-api-key header' },
+      id: null,
+    });
     const batch = await submitBatch(gw.url, '', ['AAAA']);
     assert.equal(batch.status, 401);
     assert.deepEqual(batch.body, { code: -32098, message: 'missing API key: send it in the x-api-key header' });

@@ -19,7 +19,14 @@ after(() => {
 });
 
 /** The real store, with its change notices in the test's hands and each read's answer held until released. */
-function controlled(): { store: KeyStore; notify: () => void; hold: () => () => void; unhold: () => void; failing: (on: boolean) => void; reads: () => number } {
+function controlled(): {
+  store: KeyStore;
+  notify: () => void;
+  hold: () => () => void;
+  unhold: () => void;
+  failing: (on: boolean) => void;
+  reads: () => number;
+} {
   const dir = makeDataDir();
   dirs.push(dir);
   const real = createSqliteKeyStore(path.join(dir, 'keys.db'));
@@ -71,7 +78,11 @@ describe('revocation', () => {
       await c.store.revoke(record.id);
       c.notify(); // the revocation's notice, during that read
       release();
-      await until(() => auth.authenticate(key), (r) => r === null, 1_000);
+      await until(
+        () => auth.authenticate(key),
+        (r) => r === null,
+        1_000,
+      );
     } finally {
       auth.close();
     }
@@ -85,7 +96,11 @@ describe('revocation', () => {
       assert.equal(auth.authenticate(key)?.id, record.id);
       await c.store.revoke(record.id);
       const started = Date.now();
-      await until(() => auth.authenticate(key), (r) => r === null, 1_000);
+      await until(
+        () => auth.authenticate(key),
+        (r) => r === null,
+        1_000,
+      );
       assert.ok(Date.now() - started <= 700, `${Date.now() - started} ms`);
     } finally {
       auth.close();
@@ -102,7 +117,11 @@ describe('revocation', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       c.unhold(); // later reads answer at once
       await c.store.revoke(record.id);
-      await until(() => auth.authenticate(key), (r) => r === null, 1_500);
+      await until(
+        () => auth.authenticate(key),
+        (r) => r === null,
+        1_500,
+      );
     } finally {
       auth.close();
     }
@@ -117,10 +136,21 @@ describe('revocation', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
       assert.equal(auth.authenticate(key)?.id, record.id, 'still within maxStaleMs');
       assert.equal(auth.unavailable(), null);
-      await until(() => auth.authenticate(key), (r) => r === null, 1_000);
-      assert.match(auth.unavailable()!, /^the key store cannot be read \(connection refused\) for \d+ s, longer than maxKeyStaleMs \(500 ms\): no API key is accepted until it can be read again$/);
+      await until(
+        () => auth.authenticate(key),
+        (r) => r === null,
+        1_000,
+      );
+      assert.match(
+        auth.unavailable()!,
+        /^the key store cannot be read \(connection refused\) for \d+ s, longer than maxKeyStaleMs \(500 ms\): no API key is accepted until it can be read again$/,
+      );
       c.failing(false);
-      await until(() => auth.authenticate(key)?.id, (id) => id === record.id, 1_000);
+      await until(
+        () => auth.authenticate(key)?.id,
+        (id) => id === record.id,
+        1_000,
+      );
       assert.equal(auth.unavailable(), null);
       assert.ok(c.reads() > 5);
     } finally {

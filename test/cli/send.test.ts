@@ -39,7 +39,10 @@ describe('bin/slipway send', () => {
   it('sends each transaction of the files, waits, prints each landing, exits 0', async () => {
     const alice = await fundedKeypair(connection);
     const [bob, carol, dave] = [Keypair.generate(), Keypair.generate(), Keypair.generate()];
-    const lines = write('two.b64', `${await transferTx(connection, alice, bob.publicKey, 1_000_000)}\n${await transferTx(connection, alice, carol.publicKey, 2_000_000)}\n`);
+    const lines = write(
+      'two.b64',
+      `${await transferTx(connection, alice, bob.publicKey, 1_000_000)}\n${await transferTx(connection, alice, carol.publicKey, 2_000_000)}\n`,
+    );
     const raw = write('one.bin', Buffer.from(await transferTx(connection, alice, dave.publicKey, 3_000_000), 'base64'));
     const run = await runCli(['send', '--url', server.url, lines, raw], { SLIPWAY_API_KEY: key });
     assert.equal(run.code, 0, run.stderr + run.stdout);
@@ -48,30 +51,54 @@ describe('bin/slipway send', () => {
     assert.match(out[0]!, new RegExp(`^${lines}:1  ${SIGNATURE}  landed in slot \\d+$`));
     assert.match(out[1]!, new RegExp(`^${lines}:2  ${SIGNATURE}  landed in slot \\d+$`));
     assert.match(out[2]!, new RegExp(`^${raw}  ${SIGNATURE}  landed in slot \\d+$`));
-    assert.deepEqual([await balanceOf(connection, bob.publicKey), await balanceOf(connection, carol.publicKey), await balanceOf(connection, dave.publicKey)], [1_000_000, 2_000_000, 3_000_000]);
+    assert.deepEqual(
+      [
+        await balanceOf(connection, bob.publicKey),
+        await balanceOf(connection, carol.publicKey),
+        await balanceOf(connection, dave.publicKey),
+      ],
+      [1_000_000, 2_000_000, 3_000_000],
+    );
   });
 
   it('--batch, --bundle and --anti-mev; --json prints each outcome as data', async () => {
     const alice = await fundedKeypair(connection);
-    const batch = [write('b1.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000)), write('b2.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 2_000_000))];
+    const batch = [
+      write('b1.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000)),
+      write('b2.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 2_000_000)),
+    ];
     const batchRun = await runCli(['send', '--url', server.url, '--key', key, '--batch', '--json', ...batch]);
     assert.equal(batchRun.code, 0, batchRun.stderr);
     const batchOut = JSON.parse(batchRun.stdout) as { source: string; signature: string; state: string; slot: number }[];
-    assert.deepEqual(batchOut.map((i) => [i.source, i.state]), [[batch[0], 'landed'], [batch[1], 'landed']]);
+    assert.deepEqual(
+      batchOut.map((i) => [i.source, i.state]),
+      [
+        [batch[0], 'landed'],
+        [batch[1], 'landed'],
+      ],
+    );
     const statuses = await connection.getSignatureStatuses(batchOut.map((i) => i.signature));
     assert.ok(statuses.value.every((s) => s !== null && s.err === null));
 
-    const bundle = write('bundle.b64', `${await transferTx(connection, alice, Keypair.generate().publicKey, 3_000_000)}\n${await transferTx(connection, alice, Keypair.generate().publicKey, 4_000_000)}`);
+    const bundle = write(
+      'bundle.b64',
+      `${await transferTx(connection, alice, Keypair.generate().publicKey, 3_000_000)}\n${await transferTx(connection, alice, Keypair.generate().publicKey, 4_000_000)}`,
+    );
     const bundleRun = await runCli(['send', '--url', server.url, '--key', key, '--bundle', '--json', bundle]);
     assert.equal(bundleRun.code, 0, bundleRun.stderr);
-    assert.deepEqual((JSON.parse(bundleRun.stdout) as { state: string }[]).map((i) => i.state), ['landed', 'landed']);
+    assert.deepEqual(
+      (JSON.parse(bundleRun.stdout) as { state: string }[]).map((i) => i.state),
+      ['landed', 'landed'],
+    );
 
     const protectedFile = write('protected.b64', await transferTx(connection, alice, Keypair.generate().publicKey, 5_000_000));
     const protectedRun = await runCli(['send', '--url', server.url, '--key', key, '--anti-mev', '--json', protectedFile]);
     assert.equal(protectedRun.code, 0, protectedRun.stderr);
     const [sent] = JSON.parse(protectedRun.stdout) as { signature: string; state: string }[];
     assert.equal(sent!.state, 'landed');
-    const journaled = (await post(server.url, { jsonrpc: '2.0', id: 1, method: 'getSubmission', params: [sent!.signature] }, { 'x-api-key': key })).body.result.value;
+    const journaled = (
+      await post(server.url, { jsonrpc: '2.0', id: 1, method: 'getSubmission', params: [sent!.signature] }, { 'x-api-key': key })
+    ).body.result.value;
     assert.equal(journaled.antiMev, true, 'sent with anti_mev=1');
   });
 

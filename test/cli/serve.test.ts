@@ -38,11 +38,15 @@ function slowRequest(url: string, key: string, body: string) {
   let halfSentResolve: () => void = () => {};
   const halfSent = new Promise<void>((resolve) => (halfSentResolve = resolve));
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': bytes.length } }, (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
-    });
+    const request = http.request(
+      url,
+      { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': bytes.length } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+      },
+    );
     request.on('error', reject);
     request.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(halfSentResolve, 50));
     finish = () => request.end(bytes.subarray(bytes.length >> 1));
@@ -67,13 +71,19 @@ describe('bin/slipway serve', () => {
     assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(server.url, 'http://127.0.0.1:0');
     assert.ok(server.initialKey, 'a first key is printed');
-    assert.ok(server.stdout.some((line) => line.includes('bin/slipway keys create')), 'says how to make more');
+    assert.ok(
+      server.stdout.some((line) => line.includes('bin/slipway keys create')),
+      'says how to make more',
+    );
     const c = connect(server.url, server.initialKey!);
     const alice = await fundedKeypair(c);
     const bob = Keypair.generate();
     await waitForStatus(c, await c.sendRawTransaction(Buffer.from(await transferTx(c, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64')));
     assert.equal(await balanceOf(c, bob.publicKey), LAMPORTS_PER_SOL);
-    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [[await transferTx(c, alice, bob.publicKey, 1_000_000)], { encoding: 'base64' }]);
+    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [
+      [await transferTx(c, alice, bob.publicKey, 1_000_000)],
+      { encoding: 'base64' },
+    ]);
     assert.equal(typeof bundle.body.result, 'string', 'the first key may send bundles');
     const viaUuid = await fetch(`${server.url}/api/v1/bundles?uuid=${server.initialKey}&secret=query-marker`, {
       method: 'POST',
@@ -91,7 +101,10 @@ describe('bin/slipway serve', () => {
     again.child.kill('SIGINT');
     assert.equal(await again.exited, 0);
     const logs = [...server.stderr, ...again.stderr].join('');
-    assert.match(logs, /slipway: \/metrics and \/dashboard answer this machine only \(no metricsToken or dashboardToken\); a reverse proxy on this machine must add X-Forwarded-For or Forwarded \(requests carrying them are refused there\), or set the tokens/);
+    assert.match(
+      logs,
+      /slipway: \/metrics and \/dashboard answer this machine only \(no metricsToken or dashboardToken\); a reverse proxy on this machine must add X-Forwarded-For or Forwarded \(requests carrying them are refused there\), or set the tokens/,
+    );
     assert.equal(logs.includes(server.initialKey!), false, 'the key never reaches the logs');
     assert.equal(logs.includes('query-marker'), false, 'query strings are never logged');
   });
@@ -103,7 +116,13 @@ describe('bin/slipway serve', () => {
     const alice = await fundedKeypair(c);
     const txs = await Promise.all(Array.from({ length: 5 }, (_, i) => transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i)));
     // Each request sends half its body, so it is in flight when SIGTERM arrives, and the rest after.
-    const requests = txs.map((tx) => slowRequest(server.url, server.initialKey!, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] })));
+    const requests = txs.map((tx) =>
+      slowRequest(
+        server.url,
+        server.initialKey!,
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }),
+      ),
+    );
     await Promise.all(requests.map((r) => r.halfSent));
     server.child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -115,7 +134,10 @@ describe('bin/slipway serve', () => {
     assert.ok(accepted.every((signature) => typeof signature === 'string'));
     const again = await serve(dir);
     const { value } = await connect(again.url, server.initialKey!).getSignatureStatuses(accepted);
-    assert.ok(value.every((status) => status !== null && status.err === null), 'every accepted transaction landed and was kept');
+    assert.ok(
+      value.every((status) => status !== null && status.err === null),
+      'every accepted transaction landed and was kept',
+    );
     again.child.kill('SIGTERM');
     assert.equal(await again.exited, 0);
   });
@@ -129,13 +151,19 @@ describe('bin/slipway serve', () => {
     const recipients = Array.from({ length: 5 }, () => Keypair.generate());
     const signatures: string[] = [];
     for (const [i, bob] of recipients.entries()) {
-      const answer = await rpc(server.url, server.initialKey!, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 2_000_000 + i), { encoding: 'base64' }]);
+      const answer = await rpc(server.url, server.initialKey!, 'sendTransaction', [
+        await transferTx(c, alice, bob.publicKey, 2_000_000 + i),
+        { encoding: 'base64' },
+      ]);
       signatures.push(answer.body.result);
     }
     const carol = Keypair.generate();
     const batch = await submitBatch(server.url, server.initialKey!, [await transferTx(c, alice, carol.publicKey, 3_000_000)]);
     assert.equal(batch.body.code, 1);
-    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [[await transferTx(c, alice, carol.publicKey, 4_000_000)], { encoding: 'base64' }]);
+    const bundle = await rpc(server.url, server.initialKey!, 'sendBundle', [
+      [await transferTx(c, alice, carol.publicKey, 4_000_000)],
+      { encoding: 'base64' },
+    ]);
     assert.equal(typeof bundle.body.result, 'string');
     server.child.kill('SIGKILL');
     await server.exited;
@@ -159,7 +187,11 @@ describe('bin/slipway serve', () => {
     const c = connect(server.url, key);
     const alice = await fundedKeypair(c, 1_000);
     // Signed beforehand (libsodium): the load is then only sending.
-    const next = transferFactory({ publicKey: alice.publicKey.toBuffer(), secretKey: Buffer.from(alice.secretKey) }, Keypair.generate().publicKey.toBuffer(), Buffer.from(bs58.decode((await c.getLatestBlockhash()).blockhash)));
+    const next = transferFactory(
+      { publicKey: alice.publicKey.toBuffer(), secretKey: Buffer.from(alice.secretKey) },
+      Keypair.generate().publicKey.toBuffer(),
+      Buffer.from(bs58.decode((await c.getLatestBlockhash()).blockhash)),
+    );
     const txs = Array.from({ length: 4_000 }, next);
     const accepted: string[] = [];
     const refusals = new Map<string, number>();
@@ -177,7 +209,12 @@ describe('bin/slipway serve', () => {
             server.child.kill('SIGTERM');
           }
           try {
-            const response = await client.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }) });
+            const response = await client.request({
+              path: '/',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': key },
+              body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }),
+            });
             const body = (await response.body.json()) as { result?: string; error?: { code: number; message: string } };
             if (response.statusCode === 200 && typeof body.result === 'string') {
               accepted.push(body.result);
@@ -198,7 +235,10 @@ describe('bin/slipway serve', () => {
     assert.ok(signalled, 'SIGTERM was sent mid-load');
     assert.equal(await server.exited, 0, 'exit status 0');
     for (const what of refusals.keys()) {
-      assert.match(what, /^(503 -32095 Slipway is shutting down: nothing was submitted; send to another instance or again in a moment|no answer: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET))$/);
+      assert.match(
+        what,
+        /^(503 -32095 Slipway is shutting down: nothing was submitted; send to another instance or again in a moment|no answer: (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET))$/,
+      );
     }
     assert.ok(accepted.length >= 500, `${accepted.length} accepted`);
 
@@ -207,9 +247,17 @@ describe('bin/slipway serve', () => {
     for (let i = 0; i < accepted.length; i += 256) {
       const slice = accepted.slice(i, i + 256);
       const { value } = await c2.getSignatureStatuses(slice);
-      assert.ok(value.every((status) => status !== null && status.err === null), 'every accepted transaction landed and was kept');
+      assert.ok(
+        value.every((status) => status !== null && status.err === null),
+        'every accepted transaction landed and was kept',
+      );
       // The restarted gateway follows what was forwarded and records it landed.
-      const states = async () => new Set(((await rpc(again.url, key, 'getSubmissionStatuses', [slice])).body.result.value as { state: string }[]).map((entry) => entry.state));
+      const states = async () =>
+        new Set(
+          ((await rpc(again.url, key, 'getSubmissionStatuses', [slice])).body.result.value as { state: string }[]).map(
+            (entry) => entry.state,
+          ),
+        );
       await until(states, (seen) => seen.size === 1 && seen.has('landed'), 15_000);
     }
     again.child.kill('SIGTERM');
@@ -225,7 +273,17 @@ describe('bin/slipway keys', () => {
     assert.equal(created.code, 0, created.stderr);
     const record = JSON.parse(created.stdout);
     assert.equal(created.stdout.trim().split('\n').length, 1, 'stdout is exactly one JSON object');
-    assert.deepEqual(Object.keys(record).sort(), ['bundle', 'bundlesPerSecond', 'createdAt', 'id', 'key', 'name', 'readsPerSecond', 'revokedAt', 'tps']);
+    assert.deepEqual(Object.keys(record).sort(), [
+      'bundle',
+      'bundlesPerSecond',
+      'createdAt',
+      'id',
+      'key',
+      'name',
+      'readsPerSecond',
+      'revokedAt',
+      'tps',
+    ]);
     assert.equal(record.name, 'trader');
     assert.equal(record.bundle, false);
     const ready = await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 200);
@@ -240,7 +298,10 @@ describe('bin/slipway keys', () => {
     const keys = JSON.parse(listed.stdout) as { id: string; bundle: boolean; key?: string }[];
     assert.equal(keys.length, 2);
     assert.equal(keys.find((k) => k.id === record.id)!.bundle, true);
-    assert.ok(keys.every((k) => k.key === undefined), 'list never shows keys');
+    assert.ok(
+      keys.every((k) => k.key === undefined),
+      'list never shows keys',
+    );
 
     const revoked = await runCli(['keys', 'revoke', record.id, '--data-dir', dir]);
     assert.equal(revoked.code, 0, revoked.stderr);

@@ -63,7 +63,10 @@ describe('bin/slipway status', () => {
   it('says what to do when no gateway answers', async () => {
     const run = await runCli(['status', '--url', 'http://127.0.0.1:9']);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /^status: cannot read http:\/\/127\.0\.0\.1:9: .*\n\(is the gateway running\? give its address with --url, and --token if it has a metricsToken\)\n$/);
+    assert.match(
+      run.stderr,
+      /^status: cannot read http:\/\/127\.0\.0\.1:9: .*\n\(is the gateway running\? give its address with --url, and --token if it has a metricsToken\)\n$/,
+    );
   });
 });
 
@@ -71,21 +74,36 @@ describe('the Prometheus text reader', () => {
   it('reads back every sample of a registry as prom-client reports them, histograms with their labels, sums and counts', async () => {
     const registry = new client.Registry();
     const counter = new client.Counter({ name: 't_total', help: 'h', labelNames: ['kind', 'note'], registers: [registry] });
-    const histogram = new client.Histogram({ name: 't_seconds', help: 'h', labelNames: ['kind'], buckets: [0.1, 1, 10], registers: [registry] });
+    const histogram = new client.Histogram({
+      name: 't_seconds',
+      help: 'h',
+      labelNames: ['kind'],
+      buckets: [0.1, 1, 10],
+      registers: [registry],
+    });
     counter.inc({ kind: 'a', note: 'quote " backslash \\ newline \n end' }, 3);
     counter.inc({ kind: 'b', note: '' }, 0.5);
     for (const v of [0.05, 0.5, 0.5, 5]) histogram.observe({ kind: 'x' }, v);
     histogram.observe({ kind: 'y' }, 20);
     const samples = parsePrometheusText(await registry.metrics());
     const expected = (await registry.getMetricsAsJSON()).flatMap((metric) =>
-      metric.values.map((v) => ({ name: (v as { metricName?: string }).metricName ?? metric.name, labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])), value: v.value })),
+      metric.values.map((v) => ({
+        name: (v as { metricName?: string }).metricName ?? metric.name,
+        labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])),
+        value: v.value,
+      })),
     );
     const key = (s: { name: string; labels: Record<string, string> }) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
     assert.deepEqual(new Map(samples.map((s) => [key(s), s.value])), new Map(expected.map((s) => [key(s), s.value])));
   });
 
   it('interpolates quantiles within buckets, as Prometheus does', () => {
-    const buckets = [{ le: 0.1, count: 1 }, { le: 1, count: 3 }, { le: 10, count: 4 }, { le: Infinity, count: 4 }];
+    const buckets = [
+      { le: 0.1, count: 1 },
+      { le: 1, count: 3 },
+      { le: 10, count: 4 },
+      { le: Infinity, count: 4 },
+    ];
     assert.equal(histogramQuantile(0.5, buckets), 0.55); // rank 2: halfway through (0.1, 1]
     assert.equal(histogramQuantile(0.25, buckets), 0.1);
     assert.equal(histogramQuantile(1, buckets), 10);

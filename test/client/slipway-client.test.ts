@@ -38,7 +38,11 @@ async function kitTransfer(from: Keypair, to: Keypair, lamports: bigint) {
   const message = pipe(
     createTransactionMessage({ version: 0 }),
     (m) => setTransactionMessageFeePayerSigner(signer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash as Blockhash, lastValidBlockHeight: BigInt(lastValidBlockHeight) }, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: blockhash as Blockhash, lastValidBlockHeight: BigInt(lastValidBlockHeight) },
+        m,
+      ),
     (m) =>
       appendTransactionMessageInstruction(
         {
@@ -63,7 +67,11 @@ describe('createSlipwayClient', () => {
     const legacy = await transferTx(ctx.connection, alice, bobs[0]!.publicKey, 1_000_000);
     const { blockhash } = await ctx.connection.getLatestBlockhash();
     const versioned = new VersionedTransaction(
-      new TransactionMessage({ payerKey: alice.publicKey, recentBlockhash: blockhash, instructions: [SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bobs[3]!.publicKey, lamports: 4_000_000 })] }).compileToV0Message(),
+      new TransactionMessage({
+        payerKey: alice.publicKey,
+        recentBlockhash: blockhash,
+        instructions: [SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bobs[3]!.publicKey, lamports: 4_000_000 })],
+      }).compileToV0Message(),
     );
     versioned.sign([alice]);
     const web3Legacy = Transaction.from(Buffer.from(await transferTx(ctx.connection, alice, bobs[2]!.publicKey, 3_000_000), 'base64'));
@@ -76,8 +84,14 @@ describe('createSlipwayClient', () => {
       await client.sendTransaction(await kitTransfer(alice, bobs[4]!, 5_000_000n)),
     ];
     for (const signature of signatures) assert.match(signature, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
-    const statuses = await until(() => client.getStatuses(signatures), (all) => all.every((s) => s?.state === 'landed'));
-    assert.deepEqual(statuses.map((s) => s!.kind), ['transaction', 'transaction', 'transaction', 'transaction', 'transaction']);
+    const statuses = await until(
+      () => client.getStatuses(signatures),
+      (all) => all.every((s) => s?.state === 'landed'),
+    );
+    assert.deepEqual(
+      statuses.map((s) => s!.kind),
+      ['transaction', 'transaction', 'transaction', 'transaction', 'transaction'],
+    );
     for (const [i, bob] of bobs.entries()) assert.equal(await balanceOf(ctx.connection, bob.publicKey), (i + 1) * 1_000_000);
   });
 
@@ -87,7 +101,10 @@ describe('createSlipwayClient', () => {
     const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
     const signatures = await client.submitBatch(txs);
     assert.equal(signatures.length, 3);
-    assert.deepEqual((await client.getStatuses(signatures)).map((s) => s!.kind), ['batch member', 'batch member', 'batch member']);
+    assert.deepEqual(
+      (await client.getStatuses(signatures)).map((s) => s!.kind),
+      ['batch member', 'batch member', 'batch member'],
+    );
   });
 
   it('sendBundle gives { bundleId, signatures } whichever result shape the gateway is configured to answer', async () => {
@@ -104,13 +121,16 @@ describe('createSlipwayClient', () => {
         assert.equal(signatures.length, 2);
         assert.equal(bundleId, computeBundleId(signatures));
       }
-      assert.equal((await createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key }).getStatuses([results[0]!.bundleId]))[0]!.kind, 'bundle');
+      assert.equal(
+        (await createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key }).getStatuses([results[0]!.bundleId]))[0]!.kind,
+        'bundle',
+      );
     } finally {
       await bySignatures.close();
     }
   });
 
-  it('refusals are SlipwayClientError with the server\'s code, message and request id', async () => {
+  it("refusals are SlipwayClientError with the server's code, message and request id", async () => {
     const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key });
     const alice = await fundedKeypair(ctx.connection);
     const damaged = Buffer.from(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000), 'base64');
@@ -124,15 +144,26 @@ describe('createSlipwayClient', () => {
       assert.equal(error.retryable, false);
       return true;
     });
-    await assert.rejects(client.submitBatch(['not base64!']), (error: unknown) => error instanceof SlipwayClientError && error.code === -32602 && error.httpStatus === 400);
-    await assert.rejects(createSlipwayClient({ url: ctx.gw.url, apiKey: 'slw_nope' }).sendTransaction('AAAA'), (error: unknown) => error instanceof SlipwayClientError && error.code === -32098 && error.httpStatus === 401);
+    await assert.rejects(
+      client.submitBatch(['not base64!']),
+      (error: unknown) => error instanceof SlipwayClientError && error.code === -32602 && error.httpStatus === 400,
+    );
+    await assert.rejects(
+      createSlipwayClient({ url: ctx.gw.url, apiKey: 'slw_nope' }).sendTransaction('AAAA'),
+      (error: unknown) => error instanceof SlipwayClientError && error.code === -32098 && error.httpStatus === 401,
+    );
   });
 
   it('over a rate limit it waits as Retry-After says and sends again; with retries off it throws -32097', async () => {
     const created = await runCli(['keys', 'create', '--name', 'slow', '--tps', '1', '--data-dir', ctx.gw.dataDir]);
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
-    await until(async () => (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' })).status, (s) => s === 200);
+    await until(
+      async () =>
+        (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' }))
+          .status,
+      (s) => s === 200,
+    );
     const alice = await fundedKeypair(ctx.connection);
     const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
 

@@ -41,12 +41,19 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
   let ledger: ChildProcess;
   let ledgerUrl: string;
   let key: string;
-  const env = () => ({ SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema, SLIPWAY_REDIS_URL: REDIS_URL, SLIPWAY_REDIS_KEY_PREFIX: prefix });
+  const env = () => ({
+    SLIPWAY_POSTGRES_URL: POSTGRES_URL,
+    SLIPWAY_POSTGRES_SCHEMA: schema,
+    SLIPWAY_REDIS_URL: REDIS_URL,
+    SLIPWAY_REDIS_KEY_PREFIX: prefix,
+  });
 
   before(async () => {
     const ledgerDir = makeDataDir();
     dirs.push(ledgerDir);
-    ledger = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', ledgerDir, '--slot-ms', '100', '--fault', 'drop:0.2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    ledger = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', ledgerDir, '--slot-ms', '100', '--fault', 'drop:0.2'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     ledgerUrl = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the ledger did not start')), 30_000);
       readline.createInterface({ input: ledger.stdout! }).on('line', (line) => {
@@ -84,16 +91,22 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     await clean();
   });
 
-  const ledgerRpc = async (method: string, params: unknown[]) => (await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method, params })).body.result;
+  const ledgerRpc = async (method: string, params: unknown[]) =>
+    (await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method, params })).body.result;
 
   /** Payers funded on the ledger, and a transfer builder with a blockhash at most a second old. */
   const funding = async (count: number) => {
     const payers = Array.from({ length: count }, () => Keypair.generate());
     const airdrops = await Promise.all(payers.map((p) => ledgerRpc('requestAirdrop', [p.publicKey.toBase58(), 1_000 * LAMPORTS_PER_SOL])));
-    await until(async () => (await ledgerRpc('getSignatureStatuses', [airdrops])).value, (v: unknown[]) => v.every((s) => s !== null), 10_000);
+    await until(
+      async () => (await ledgerRpc('getSignatureStatuses', [airdrops])).value,
+      (v: unknown[]) => v.every((s) => s !== null),
+      10_000,
+    );
     let blockhash = { value: '', at: 0 };
     const transfer = async (i: number, lamports: number) => {
-      if (Date.now() - blockhash.at > 1_000) blockhash = { value: (await ledgerRpc('getLatestBlockhash', [])).value.blockhash, at: Date.now() };
+      if (Date.now() - blockhash.at > 1_000)
+        blockhash = { value: (await ledgerRpc('getLatestBlockhash', [])).value.blockhash, at: Date.now() };
       const payer = payers[i % payers.length]!;
       const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash.value }).add(
         SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
@@ -105,13 +118,22 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
   };
 
   const send = (url: string, apiKey: string, tx: string) =>
-    post(url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': apiKey });
+    post(
+      url,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] },
+      { 'x-api-key': apiKey },
+    );
 
   it("a key's rate limit holds within 10 % across the three instances together", async (t) => {
     const created = await runCli(['keys', 'create', '--name', 'limited', '--tps', '40'], env());
     assert.equal(created.code, 0, created.stderr);
     const limitedKey = created.stdout.trim();
-    for (const gw of gateways) await until(async () => (await send(gw.url, limitedKey, 'x')).status, (s) => s !== 401, 2_000);
+    for (const gw of gateways)
+      await until(
+        async () => (await send(gw.url, limitedKey, 'x')).status,
+        (s) => s !== 401,
+        2_000,
+      );
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the probes above took from the bucket: let it fill
     const { transfer } = await funding(2);
     // Signed before the clock starts: signing in the loop made the offered rate depend on how
@@ -136,7 +158,9 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     );
     const seconds = (Date.now() - started) / 1000;
     const expected = 40 + 40 * seconds; // a second's burst, then the rate
-    t.diagnostic(`rate limit across 3 instances: ${accepted} accepted (expected ${expected.toFixed(0)}), ${limited} refused with 429 in ${seconds.toFixed(2)} s`);
+    t.diagnostic(
+      `rate limit across 3 instances: ${accepted} accepted (expected ${expected.toFixed(0)}), ${limited} refused with 429 in ${seconds.toFixed(2)} s`,
+    );
     assert.ok(limited > accepted, 'offered well above the limit');
     assert.ok(Math.abs(accepted - expected) <= expected * 0.1, `accepted ${accepted}, expected about ${expected.toFixed(0)}`);
   });
@@ -147,7 +171,12 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
   const landDirectly = (tx: string) =>
     until(
       async () => {
-        await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] });
+        await post(ledgerUrl, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'sendTransaction',
+          params: [tx, { encoding: 'base64', skipPreflight: true }],
+        });
         await new Promise((resolve) => setTimeout(resolve, 300));
         return status(bs58Signature(tx));
       },
@@ -155,7 +184,7 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
       10_000,
     );
 
-  it("a resend of bytes a dead gateway had claimed and forwarded is answered with success (transaction, batch members, bundle), and nothing is paid twice", async () => {
+  it('a resend of bytes a dead gateway had claimed and forwarded is answered with success (transaction, batch members, bundle), and nothing is paid twice', async () => {
     const { payers, transfer } = await funding(1);
     const payer = payers[0]!;
     const single = await transfer(0, 2_000_000);
@@ -181,7 +210,14 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     let bundleId = '';
     await until(
       async () => {
-        bundleId = (await post(`${ledgerUrl}/api/v1/bundles`, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [[bundle], { encoding: 'base64' }] })).body.result;
+        bundleId = (
+          await post(`${ledgerUrl}/api/v1/bundles`, {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'sendBundle',
+            params: [[bundle], { encoding: 'base64' }],
+          })
+        ).body.result;
         await new Promise((resolve) => setTimeout(resolve, 300));
         return status(bs58Signature(bundle));
       },
@@ -192,7 +228,11 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
 
     // The client never heard back, and resends the same bytes to gateway B, with preflight.
     const gateway = gateways[2]!.url;
-    const resent = await post(gateway, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [single, { encoding: 'base64' }] }, { 'x-api-key': key });
+    const resent = await post(
+      gateway,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [single, { encoding: 'base64' }] },
+      { 'x-api-key': key },
+    );
     assert.equal(resent.status, 200, JSON.stringify(resent.body));
     assert.equal(resent.body.result, bs58Signature(single));
     const batchAnswer = await submitBatch(gateway, key, batch);
@@ -209,7 +249,13 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     await client.connect();
     try {
       await until(
-        async () => (await client.query<{ signature: string }>("SELECT DISTINCT signature FROM submission_transactions WHERE signature = ANY($1) AND state = 'landed'", [signatures])).rows.length,
+        async () =>
+          (
+            await client.query<{ signature: string }>(
+              "SELECT DISTINCT signature FROM submission_transactions WHERE signature = ANY($1) AND state = 'landed'",
+              [signatures],
+            )
+          ).rows.length,
         (n) => n === signatures.length,
         10_000,
       );
@@ -228,7 +274,14 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
       for (const gw of gateways.slice(0, 2)) {
         const text = await (await fetch(`${gw.url}/metrics`)).text();
         for (const outcome of ['accepted', 'duplicate'] as const) {
-          const line = text.split('\n').find((l) => l.startsWith('slipway_submissions_total{') && l.includes('operation="sendTransaction"') && l.includes(`outcome="${outcome}"`));
+          const line = text
+            .split('\n')
+            .find(
+              (l) =>
+                l.startsWith('slipway_submissions_total{') &&
+                l.includes('operation="sendTransaction"') &&
+                l.includes(`outcome="${outcome}"`),
+            );
           counted[outcome] += line === undefined ? 0 : Number(line.split(' ').pop());
         }
       }
@@ -238,7 +291,10 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     const answers = await Promise.all(txs.flatMap((tx) => gateways.slice(0, 2).map((gw) => send(gw.url, key, tx))));
     for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const after = await counts();
-    assert.deepEqual({ accepted: after.accepted - before.accepted, duplicate: after.duplicate - before.duplicate }, { accepted: 20, duplicate: 20 });
+    assert.deepEqual(
+      { accepted: after.accepted - before.accepted, duplicate: after.duplicate - before.duplicate },
+      { accepted: 20, duplicate: 20 },
+    );
   });
 
   it('every transaction answered with success lands exactly once, through a kill -9 of one gateway mid-run', async (t) => {
@@ -305,12 +361,23 @@ describe('a cluster of three gateways on PostgreSQL and Redis', () => {
     await client.connect();
     try {
       const states = await until(
-        async () => (await client.query<{ state: string; n: number }>("SELECT state, COUNT(DISTINCT signature)::int AS n FROM submission_transactions WHERE signature = ANY($1) GROUP BY state", [signatures])).rows,
+        async () =>
+          (
+            await client.query<{ state: string; n: number }>(
+              'SELECT state, COUNT(DISTINCT signature)::int AS n FROM submission_transactions WHERE signature = ANY($1) GROUP BY state',
+              [signatures],
+            )
+          ).rows,
         (rows) => rows.length === 1 && rows[0]!.state === 'landed' && rows[0]!.n === TRANSACTIONS,
         20_000,
       );
       assert.equal(states[0]!.n, TRANSACTIONS);
-      const twice = (await client.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM (SELECT signature FROM submission_transactions WHERE signature = ANY($1) GROUP BY signature HAVING COUNT(*) > 1) d', [signatures])).rows[0]!.n;
+      const twice = (
+        await client.query<{ n: number }>(
+          'SELECT COUNT(*)::int AS n FROM (SELECT signature FROM submission_transactions WHERE signature = ANY($1) GROUP BY signature HAVING COUNT(*) > 1) d',
+          [signatures],
+        )
+      ).rows[0]!.n;
       t.diagnostic(
         `cluster: ${TRANSACTIONS} transactions over 3 gateways (one killed -9 at 40 %), ${retries} client retries; sprayed in ${sprayMs} ms, all landed after ${allLandedMs} ms; journaled twice (sent again after the kill): ${twice}`,
       );

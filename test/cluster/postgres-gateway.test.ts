@@ -25,7 +25,10 @@ describe('a gateway on PostgreSQL and Redis', () => {
     cluster = await startCluster(1, 50);
     gw = await startTestGateway(
       { postgresUrl: POSTGRES_URL, postgresSchema: schema, redisUrl: REDIS_URL, redisKeyPrefix: prefix },
-      { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } }, rebroadcast: { intervalMs: 100, maxAttempts: 100, queueCapacity: 1000 } },
+      {
+        upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } },
+        rebroadcast: { intervalMs: 100, maxAttempts: 100, queueCapacity: 1000 },
+      },
     );
   });
   after(async () => {
@@ -40,14 +43,21 @@ describe('a gateway on PostgreSQL and Redis', () => {
   it('journals in PostgreSQL and follows each transaction there to its final state, readable by the CLI', async () => {
     const payer = Keypair.generate();
     cluster.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
-    const single = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [transfer(payer, 1_000_000), { encoding: 'base64' }] }, { 'x-api-key': gw.key });
+    const single = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [transfer(payer, 1_000_000), { encoding: 'base64' }] },
+      { 'x-api-key': gw.key },
+    );
     const signature = single.body.result as string;
     assert.equal(typeof signature, 'string', JSON.stringify(single.body));
     const batch = await submitBatch(gw.url, gw.key, [transfer(payer, 2_000_000), transfer(payer, 3_000_000)]);
     assert.equal(batch.body.code, 1);
 
     for (const sig of [signature, ...batch.body.signatures]) {
-      const entry = await until(async () => (await gw.app.journal.find(sig))[0], (e) => e?.transactions.find((t) => t.signature === sig)?.state === 'landed');
+      const entry = await until(
+        async () => (await gw.app.journal.find(sig))[0],
+        (e) => e?.transactions.find((t) => t.signature === sig)?.state === 'landed',
+      );
       assert.equal(typeof entry!.transactions.find((t) => t.signature === sig)!.slot, 'number');
     }
     const shown = await runCli(['submissions', 'show', signature], env);
@@ -55,6 +65,9 @@ describe('a gateway on PostgreSQL and Redis', () => {
     assert.match(shown.stdout, new RegExp(`${signature}  landed slot \\d+`));
     const listed = JSON.parse((await runCli(['submissions', 'list', '--json', '--limit', '5'], env)).stdout);
     assert.equal(listed.length, 2);
-    assert.deepEqual(listed.map((e: { kind: string }) => e.kind), ['batch', 'transaction']);
+    assert.deepEqual(
+      listed.map((e: { kind: string }) => e.kind),
+      ['batch', 'transaction'],
+    );
   });
 });

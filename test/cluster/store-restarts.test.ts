@@ -26,12 +26,19 @@ describe('shared stores restarted under a gateway', () => {
     return keypair;
   };
   const transfer = (from: Keypair, lamports: number) => ledgerTransfer(cluster.ledger, from, lamports);
-  const network = () => ({ upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } }, rebroadcast: { intervalMs: 200, maxAttempts: 1000, queueCapacity: 1000 } });
+  const network = () => ({
+    upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } },
+    rebroadcast: { intervalMs: 200, maxAttempts: 1000, queueCapacity: 1000 },
+  });
 
   /** Sends one fresh transfer; returns the answer and how long it took. */
   const sendOne = async (gw: TestGateway, from: Keypair, lamports: number) => {
     const started = Date.now();
-    const answer = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [transfer(from, lamports), { encoding: 'base64' }] }, { 'x-api-key': gw.key });
+    const answer = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [transfer(from, lamports), { encoding: 'base64' }] },
+      { 'x-api-key': gw.key },
+    );
     return { answer, ms: Date.now() - started };
   };
 
@@ -54,9 +61,17 @@ describe('shared stores restarted under a gateway', () => {
       assert.ok(down.ms < 1_000, `answered in ${down.ms} ms`);
 
       await redis.start();
-      const back = await until(() => sendOne(gw, from, 3_000_000), (r) => r.answer.status === 200, 15_000);
+      const back = await until(
+        () => sendOne(gw, from, 3_000_000),
+        (r) => r.answer.status === 200,
+        15_000,
+      );
       accepted.push(back.answer.body.result);
-      for (const signature of accepted) await until(() => cluster.ledger.getSignatureStatus(signature), (s) => s !== undefined);
+      for (const signature of accepted)
+        await until(
+          () => cluster.ledger.getSignatureStatus(signature),
+          (s) => s !== undefined,
+        );
     } finally {
       await gw.close();
       await redis.destroy();
@@ -84,12 +99,20 @@ describe('shared stores restarted under a gateway', () => {
 
       await postgres.start();
       for (let i = 0; i < 3; i++) {
-        const back = await until(() => sendOne(gw, from, 3_000_000 + i), (r) => r.answer.status === 200, 15_000);
+        const back = await until(
+          () => sendOne(gw, from, 3_000_000 + i),
+          (r) => r.answer.status === 200,
+          15_000,
+        );
         accepted.push(back.answer.body.result);
       }
       // Every success is in the journal, and followed to landed there.
       for (const signature of accepted) {
-        await until(async () => (await gw.app.journal.find(signature).catch(() => []))[0]?.transactions[0]?.state, (state) => state === 'landed', 15_000);
+        await until(
+          async () => (await gw.app.journal.find(signature).catch(() => []))[0]?.transactions[0]?.state,
+          (state) => state === 'landed',
+          15_000,
+        );
       }
     } finally {
       await gw.close();

@@ -28,8 +28,19 @@ describe('rebroadcast ownership across gateway processes', () => {
     const dir = makeDataDir();
     dirs.push(dir);
     const config = path.join(dir, 'slipway.config.json');
-    fs.writeFileSync(config, JSON.stringify({ upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[node]!.url] } }, rebroadcast: { intervalMs: 200, maxAttempts: 1000, queueCapacity: 1000 } }));
-    const server = await startServer(dir, { SLIPWAY_CONFIG: config, SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema, SLIPWAY_LOG_LEVEL: 'warn' });
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[node]!.url] } },
+        rebroadcast: { intervalMs: 200, maxAttempts: 1000, queueCapacity: 1000 },
+      }),
+    );
+    const server = await startServer(dir, {
+      SLIPWAY_CONFIG: config,
+      SLIPWAY_POSTGRES_URL: POSTGRES_URL,
+      SLIPWAY_POSTGRES_SCHEMA: schema,
+      SLIPWAY_LOG_LEVEL: 'warn',
+    });
     servers.push(server);
     return server;
   };
@@ -61,7 +72,11 @@ describe('rebroadcast ownership across gateway processes', () => {
     cluster.nodes[0]!.fault('drop');
     const signatures: string[] = [];
     for (const tx of txs) {
-      const answer = await post(a.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': key });
+      const answer = await post(
+        a.url,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] },
+        { 'x-api-key': key },
+      );
       assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
       signatures.push(answer.body.result);
     }
@@ -69,13 +84,20 @@ describe('rebroadcast ownership across gateway processes', () => {
     const sendsTo = (node: number) => cluster.nodes[node]!.calls.filter((c) => c.method === 'sendTransaction').length;
     assert.ok(sendsTo(0) > txs.length, 'A rebroadcasts');
     assert.equal(sendsTo(1), 0, 'B does not: A holds the leases');
-    assert.ok(signatures.every((s) => cluster.ledger.getSignatureStatus(s) === undefined), 'nothing landed yet');
+    assert.ok(
+      signatures.every((s) => cluster.ledger.getSignatureStatus(s) === undefined),
+      'nothing landed yet',
+    );
 
     a.child.kill('SIGKILL');
     await a.exited;
     const killedAt = Date.now();
     cluster.nodes[0]!.fault('none');
-    await until(() => signatures.filter((s) => cluster.ledger.getSignatureStatus(s) !== undefined).length, (n) => n === signatures.length, 15_000);
+    await until(
+      () => signatures.filter((s) => cluster.ledger.getSignatureStatus(s) !== undefined).length,
+      (n) => n === signatures.length,
+      15_000,
+    );
     const tookOverMs = Date.now() - killedAt;
     assert.ok(sendsTo(1) >= txs.length, 'B sent them');
     assert.ok(tookOverMs < 8_000, `taken over and landed ${tookOverMs} ms after the kill`);

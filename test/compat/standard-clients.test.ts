@@ -36,7 +36,10 @@ interface Shape {
 }
 
 function startLedger(dir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', dir, '--slot-ms', '50'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SLIPWAY_LOG_LEVEL: 'warn' } });
+  const child = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', dir, '--slot-ms', '50'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, SLIPWAY_LOG_LEVEL: 'warn' },
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the ledger did not start')), 30_000);
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -72,7 +75,12 @@ const SHAPES: Shape[] = [
       const dir = makeDataDir();
       const ledger = await startLedger(ledgerDir);
       const config = path.join(dir, 'slipway.config.json');
-      fs.writeFileSync(config, JSON.stringify({ upstreams: { rpc: { type: 'rpc', urls: [ledger.url] }, engine: { type: 'jito', urls: [`${ledger.url}/api/v1`] } } }));
+      fs.writeFileSync(
+        config,
+        JSON.stringify({
+          upstreams: { rpc: { type: 'rpc', urls: [ledger.url] }, engine: { type: 'jito', urls: [`${ledger.url}/api/v1`] } },
+        }),
+      );
       const server = await startServer(dir, { SLIPWAY_CONFIG: config, SLIPWAY_LOG_LEVEL: 'warn' });
       return {
         server,
@@ -114,10 +122,15 @@ for (const shape of SHAPES) {
     const funded = async (): Promise<Keypair> => {
       const keypair = Keypair.generate();
       const signature = await connection.requestAirdrop(keypair.publicKey, 2 * LAMPORTS_PER_SOL);
-      await until(async () => (await connection.getSignatureStatuses([signature])).value[0]?.confirmationStatus, (s) => s === 'confirmed' || s === 'finalized', 10_000);
+      await until(
+        async () => (await connection.getSignatureStatuses([signature])).value[0]?.confirmationStatus,
+        (s) => s === 'confirmed' || s === 'finalized',
+        10_000,
+      );
       return keypair;
     };
-    const transfer = (from: Keypair, to: PublicKey, lamports = AMOUNT) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
+    const transfer = (from: Keypair, to: PublicKey, lamports = AMOUNT) =>
+      SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: to, lamports });
     const balance = (address: PublicKey) => connection.getBalance(address, 'confirmed');
 
     it('gill: prepareTransaction (simulates for the compute limit), then sendAndConfirmTransaction', async () => {
@@ -163,7 +176,7 @@ for (const shape of SHAPES) {
       assert.equal(await balance(recipient), AMOUNT);
     });
 
-    it("anchor: AnchorProvider.sendAndConfirm", async () => {
+    it('anchor: AnchorProvider.sendAndConfirm', async () => {
       const payer = await funded();
       const provider = new AnchorProvider(connection, new Wallet(payer), { commitment: 'confirmed' });
       const recipient = Keypair.generate().publicKey;
@@ -216,7 +229,7 @@ for (const shape of SHAPES) {
       );
       const tx = await kit.signTransactionMessageWithSigners(message);
       kit.assertIsTransactionWithBlockhashLifetime(tx);
-      await kit.sendAndConfirmTransactionFactory({ rpc, rpcSubscriptions })(tx, { commitment: "confirmed" });
+      await kit.sendAndConfirmTransactionFactory({ rpc, rpcSubscriptions })(tx, { commitment: 'confirmed' });
       assert.equal(await balance(recipient), AMOUNT);
     });
 
@@ -228,12 +241,19 @@ for (const shape of SHAPES) {
       const payer = await funded();
       const recipient = Keypair.generate().publicKey;
       const { blockhash } = await connection.getLatestBlockhash();
-      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(transfer(payer, recipient), transfer(payer, tipAccount, JITO_MINIMUM_TIP));
+      const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+        transfer(payer, recipient),
+        transfer(payer, tipAccount, JITO_MINIMUM_TIP),
+      );
       tx.sign(payer);
-      const sent = (await jito.sendBundle([[tx.serialize().toString('base64')], { encoding: 'base64' }])) as { result?: string; error?: unknown };
+      const sent = (await jito.sendBundle([[tx.serialize().toString('base64')], { encoding: 'base64' }])) as {
+        result?: string;
+        error?: unknown;
+      };
       assert.equal(typeof sent.result, 'string', JSON.stringify(sent.error));
       const status = await until(
-        async () => ((await jito.getInFlightBundleStatuses([[sent.result!]])) as { result: { value: { status: string }[] } }).result.value[0]?.status,
+        async () =>
+          ((await jito.getInFlightBundleStatuses([[sent.result!]])) as { result: { value: { status: string }[] } }).result.value[0]?.status,
         (s) => s === 'Landed' || s === 'Failed' || s === 'Invalid',
         10_000,
       );

@@ -26,9 +26,16 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, SLIPWAY_URL: server.url, SLIPWAY_API_KEY: server.initialKey!, ...env } });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, SLIPWAY_URL: server.url, SLIPWAY_API_KEY: server.initialKey!, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -56,7 +63,10 @@ describe('examples/', () => {
     const { code, stdout, stderr } = await run(process.execPath, ['examples/slipway-client.mjs']);
     assert.equal(code, 0, stderr);
     const lines = stdout.trimEnd().split('\n');
-    assert.deepEqual(lines.slice(0, 4).map((l) => l.split(' ')[0] === 'batch' ? 'batch member' : l.split(' ')[0]), ['transaction', 'batch member', 'batch member', 'bundle']);
+    assert.deepEqual(
+      lines.slice(0, 4).map((l) => (l.split(' ')[0] === 'batch' ? 'batch member' : l.split(' ')[0])),
+      ['transaction', 'batch member', 'batch member', 'bundle'],
+    );
     for (const line of lines.slice(0, 4)) assert.match(line, /: landed in slot \d+$/);
     assert.match(lines[4]!, /^refused as expected: -32602 /);
   });
@@ -67,7 +77,10 @@ describe('examples/', () => {
     const tx = await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000);
     const { code, stdout, stderr } = await run('sh', ['examples/curl.sh'], { TX: tx });
     assert.equal(code, 0, stderr);
-    const [blockhash, sent, batch, status] = stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const [blockhash, sent, batch, status] = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     assert.equal(typeof blockhash.result.value.blockhash, 'string');
     assert.match(sent.result, new RegExp(`^${SIGNATURE}$`));
     assert.deepEqual(batch, { code: 1, message: 'success', signatures: [sent.result] });

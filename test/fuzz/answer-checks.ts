@@ -53,7 +53,8 @@ export function classifyJson(status: number, body: unknown): string {
 }
 
 /** A 503 that says when to come back is load shedding, allowed; any other 5xx is a failure. */
-export const isShed = (status: number, retryAfter: string | undefined) => status === 503 && retryAfter !== undefined && /^\d+$/.test(retryAfter);
+export const isShed = (status: number, retryAfter: string | undefined) =>
+  status === 503 && retryAfter !== undefined && /^\d+$/.test(retryAfter);
 
 /** Counts one more of `name`. */
 export function count(classes: Map<string, number>, name: string): void {

@@ -39,7 +39,19 @@ export interface DoorReport {
 }
 
 export function newDoorReport(door: string): DoorReport {
-  return { door, sent: 0, frames: 0, classes: new Map(), failures: [], fiveXx: 0, internalErrors: 0, exits: 0, rssBeforeMiB: null, rssAfterMiB: null, seconds: 0 };
+  return {
+    door,
+    sent: 0,
+    frames: 0,
+    classes: new Map(),
+    failures: [],
+    fiveXx: 0,
+    internalErrors: 0,
+    exits: 0,
+    rssBeforeMiB: null,
+    rssAfterMiB: null,
+    seconds: 0,
+  };
 }
 
 /** What a door is run with. */
@@ -55,7 +67,12 @@ export interface DoorRun {
 const CHUNK = 1_000;
 
 /** Draws `count` inputs from `arbitrary` and hands each to `send` with `concurrency` workers; stops early if the gateway is gone. */
-export async function forEachSample<T>(run: DoorRun, arbitrary: fc.Arbitrary<T>, send: (input: T, index: number, worker: number) => Promise<void>, concurrency = run.concurrency): Promise<void> {
+export async function forEachSample<T>(
+  run: DoorRun,
+  arbitrary: fc.Arbitrary<T>,
+  send: (input: T, index: number, worker: number) => Promise<void>,
+  concurrency = run.concurrency,
+): Promise<void> {
   for (let chunk = 0; chunk * CHUNK < run.count; chunk++) {
     if (!run.target.alive()) return;
     const inputs = fc.sample(arbitrary, { seed: run.seed + chunk, numRuns: Math.min(CHUNK, run.count - chunk * CHUNK) });

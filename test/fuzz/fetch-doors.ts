@@ -12,13 +12,24 @@ import type { DoorRun } from './door-report';
 
 type Post = HostileRequest | ReadRequest;
 
-async function post(url: string, key: string, request: Post): Promise<{ status: number; retryAfter: string | undefined; text: string } | { problem: string }> {
+async function post(
+  url: string,
+  key: string,
+  request: Post,
+): Promise<{ status: number; retryAfter: string | undefined; text: string } | { problem: string }> {
   const headers = 'headers' in request ? request.headers : { 'content-type': 'application/json' };
   try {
-    const response = await fetch(`${url}${request.path}`, { method: 'POST', headers: { ...headers, 'x-api-key': key }, body: request.body, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(`${url}${request.path}`, {
+      method: 'POST',
+      headers: { ...headers, 'x-api-key': key },
+      body: request.body,
+      signal: AbortSignal.timeout(10_000),
+    });
     return { status: response.status, retryAfter: response.headers.get('retry-after') ?? undefined, text: await response.text() };
   } catch (error) {
-    return { problem: `no answer: ${error instanceof Error ? `${error.message} ${(error.cause as Error | undefined)?.message ?? ''}` : String(error)}` };
+    return {
+      problem: `no answer: ${error instanceof Error ? `${error.message} ${(error.cause as Error | undefined)?.message ?? ''}` : String(error)}`,
+    };
   }
 }
 
@@ -26,7 +37,14 @@ async function post(url: string, key: string, request: Post): Promise<{ status: 
 export function postAndCheck(run: DoorRun) {
   const { report, target } = run;
   return async (request: Post, index: number): Promise<void> => {
-    const fail = (problem: string) => report.failures.push({ door: report.door, index, kind: request.kind, problem, sample: `POST ${request.path} ${request.body.toString('utf8').slice(0, 300)}` });
+    const fail = (problem: string) =>
+      report.failures.push({
+        door: report.door,
+        index,
+        kind: request.kind,
+        problem,
+        sample: `POST ${request.path} ${request.body.toString('utf8').slice(0, 300)}`,
+      });
     const answer = await post(target.url, target.key, request);
     if ('problem' in answer) return void fail(answer.problem);
     const { status, text } = answer;

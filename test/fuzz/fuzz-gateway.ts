@@ -94,19 +94,36 @@ export async function fuzzGateway(options: FuzzOptions): Promise<FuzzReport> {
       if (inputs === 0) continue;
       const report = newDoorReport(name);
       doors.push(report);
-      const run: DoorRun = { target, seed, count: inputs, concurrency: options.concurrency ?? 8, report, onSent: () => options.onProgress?.(name, report.sent) };
+      const run: DoorRun = {
+        target,
+        seed,
+        count: inputs,
+        concurrency: options.concurrency ?? 8,
+        report,
+        onSent: () => options.onProgress?.(name, report.sent),
+      };
       report.rssBeforeMiB = target.rssMiB();
       const from = Date.now();
       try {
         await RUNNERS[name](run, target);
       } catch (error) {
-        report.failures.push({ door: name, index: -1, kind: 'the fuzzer', problem: `the door's run threw: ${error instanceof Error ? error.stack : String(error)}` });
+        report.failures.push({
+          door: name,
+          index: -1,
+          kind: 'the fuzzer',
+          problem: `the door's run threw: ${error instanceof Error ? error.stack : String(error)}`,
+        });
       }
       // Answers in flight when the process died are failures of their own; the exit is this door's.
       report.rssAfterMiB = target.rssMiB();
       if (await target.restartIfExited()) {
         report.exits += 1;
-        report.failures.push({ door: name, index: report.sent, kind: 'process', problem: `the gateway process exited during this door (after about ${report.sent} inputs) and was started again` });
+        report.failures.push({
+          door: name,
+          index: report.sent,
+          kind: 'process',
+          problem: `the gateway process exited during this door (after about ${report.sent} inputs) and was started again`,
+        });
         health.retarget(target.url);
       }
       report.seconds = (Date.now() - from) / 1000;
@@ -118,7 +135,12 @@ export async function fuzzGateway(options: FuzzOptions): Promise<FuzzReport> {
   for (const check of checks) {
     if (check.problem === undefined) continue;
     const door = windows.find((w) => check.at >= w.from && check.at <= w.to)?.door ?? doors[doors.length - 1];
-    const failure: Failure = { door: door?.door ?? 'none', index: -1, kind: 'health', problem: `${check.problem} (asked ${new Date(check.at).toISOString()}, ${check.ms} ms)` };
+    const failure: Failure = {
+      door: door?.door ?? 'none',
+      index: -1,
+      kind: 'health',
+      problem: `${check.problem} (asked ${new Date(check.at).toISOString()}, ${check.ms} ms)`,
+    };
     door?.failures.push(failure);
     if (door !== undefined) count(door.classes, '(GET /health failed meanwhile)');
   }

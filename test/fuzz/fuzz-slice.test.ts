@@ -34,7 +34,9 @@ describe('fuzz slice', () => {
   it('attacks every door with hostile inputs: every answer well-formed, never a 5xx, an internal error, a dropped request or an exit, and /health answers throughout', async (t) => {
     const report = await fuzzGateway({ target, seed: 20_261_123, counts: SLICE });
     for (const door of report.doors) {
-      t.diagnostic(`${door.door}: ${door.sent} sent${door.frames > 0 ? ` (${door.frames} frames)` : ''} in ${door.seconds.toFixed(1)} s, ${door.classes.size} answer classes, ${door.failures.length} failures`);
+      t.diagnostic(
+        `${door.door}: ${door.sent} sent${door.frames > 0 ? ` (${door.frames} frames)` : ''} in ${door.seconds.toFixed(1)} s, ${door.classes.size} answer classes, ${door.failures.length} failures`,
+      );
     }
     // One of each kind of failure, with how many there were: the seed and index replay it (npm run fuzz -- --seed … --door …).
     const failures = distinctFailures(report.doors.flatMap((door) => door.failures)).map(({ first, count }) => ({ ...first, count }));
@@ -46,7 +48,10 @@ describe('fuzz slice', () => {
     }
     // Twice a second for as long as the run lasts, which is 3 s on a fast day and 15 s on a slow one.
     const seconds = report.doors.reduce((sum, door) => sum + door.seconds, 0);
-    assert.ok(report.health.length >= Math.max(2, Math.floor(seconds * 2) - 2), `/health asked ${report.health.length} times in ${seconds.toFixed(1)} s`);
+    assert.ok(
+      report.health.length >= Math.max(2, Math.floor(seconds * 2) - 2),
+      `/health asked ${report.health.length} times in ${seconds.toFixed(1)} s`,
+    );
   });
 
   it('a method named after an object property (valueOf, constructor, __proto__, toString) is not found, found by the full run (seed 7)', async () => {
@@ -62,13 +67,27 @@ describe('fuzz slice', () => {
 
   for (const port of ['main port', 'port + 1'] as const) {
     it(`CONNECT on the ${port} is answered with a 4xx, not dropped unanswered, found by the full run (seed 1)`, async () => {
-      const result = await exchange({ port: port === 'main port' ? target.port : target.wsPort, bytes: Buffer.from('CONNECT / HTTP/1.1\r\nHost: x\r\n\r\n'), methods: ['CONNECT'], halfClose: false, stopAfter: 1, timeoutMs: 2_000 });
+      const result = await exchange({
+        port: port === 'main port' ? target.port : target.wsPort,
+        bytes: Buffer.from('CONNECT / HTTP/1.1\r\nHost: x\r\n\r\n'),
+        methods: ['CONNECT'],
+        halfClose: false,
+        stopAfter: 1,
+        timeoutMs: 2_000,
+      });
       assert.match(String(result.answers[0]?.status), /^4\d\d$/, `${result.ending} with no answer`);
     });
   }
 
   it('HEAD /dashboard/events is answered (its headers), not left hanging, found by the full run (seed 1)', async () => {
-    const result = await exchange({ port: target.port, bytes: Buffer.from('HEAD /dashboard/events HTTP/1.1\r\nHost: x\r\n\r\n'), methods: ['HEAD'], halfClose: false, stopAfter: 1, timeoutMs: 2_000 });
+    const result = await exchange({
+      port: target.port,
+      bytes: Buffer.from('HEAD /dashboard/events HTTP/1.1\r\nHost: x\r\n\r\n'),
+      methods: ['HEAD'],
+      halfClose: false,
+      stopAfter: 1,
+      timeoutMs: 2_000,
+    });
     assert.equal(result.answers.length, 1, `no answer within 2 s (${result.ending})`);
   });
 
@@ -82,7 +101,11 @@ describe('fuzz slice', () => {
 
   it('simulateTransaction with options that are objects rather than strings is refused as invalid params, not as an exception (-32091), found by the slice (seed 20261123)', async () => {
     const hostile = { toString: 'x' };
-    for (const config of [{ encoding: hostile }, { encoding: 'base64', accounts: { addresses: [], encoding: hostile } }, { encoding: ['base64'] }]) {
+    for (const config of [
+      { encoding: hostile },
+      { encoding: 'base64', accounts: { addresses: [], encoding: hostile } },
+      { encoding: ['base64'] },
+    ]) {
       const answer = await rpc(target.url, target.key, 'simulateTransaction', ['AAAA', config]);
       assert.equal(answer.status, 200);
       assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
@@ -90,7 +113,11 @@ describe('fuzz slice', () => {
   });
 
   it('an airdrop the ledger cannot carry out (to a sysvar, below rent exemption, more than the faucet has) is refused without an internal error (-32603), found by the full run (seed 1)', async () => {
-    for (const params of [['SysvarC1ock11111111111111111111111111111111', 5], [Keypair.generate().publicKey.toBase58(), 4_708], ['11111111111111111111111111111111', Number.MAX_SAFE_INTEGER]]) {
+    for (const params of [
+      ['SysvarC1ock11111111111111111111111111111111', 5],
+      [Keypair.generate().publicKey.toBase58(), 4_708],
+      ['11111111111111111111111111111111', Number.MAX_SAFE_INTEGER],
+    ]) {
       const answer = await rpc(target.url, target.key, 'requestAirdrop', params);
       assert.equal(answer.status, 200);
       assert.ok(!INTERNAL_CODES.has(answer.body.error?.code), `${JSON.stringify(params)}: ${JSON.stringify(answer.body)}`);

@@ -46,7 +46,8 @@ export interface FuzzTarget extends Target {
 async function startWithWebSocket(dataDir: string, first: boolean): Promise<{ server: ServerProcess; dataDir: string }> {
   for (let attempt = 0; ; attempt++) {
     const server = await startServer(dataDir, FUZZ_LIMITS);
-    for (let waited = 0; waited < 5_000 && !server.stdout.some((line) => line.includes('ws://')); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let waited = 0; waited < 5_000 && !server.stdout.some((line) => line.includes('ws://')); waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     if (server.stdout.some((line) => line.includes('ws://'))) return { server, dataDir };
     server.child.kill('SIGKILL');
     await server.exited;
@@ -63,10 +64,14 @@ async function makeInputs(url: string, key: string) {
   const connection = connect(url, key);
   const alice = await fundedKeypair(connection, 1_000);
   const recipients = Array.from({ length: 4 }, () => Keypair.generate().publicKey);
-  const validTransactions = await Promise.all(Array.from({ length: 20 }, (_, i) => transferTx(connection, alice, recipients[i % 4]!, 1_000_000 + i)));
+  const validTransactions = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => transferTx(connection, alice, recipients[i % 4]!, 1_000_000 + i)),
+  );
   const landed: string[] = [];
   for (let i = 0; i < 4; i++) {
-    const signature = await connection.sendRawTransaction(Buffer.from(await transferTx(connection, alice, recipients[i]!, 5_000_000 + i), 'base64'));
+    const signature = await connection.sendRawTransaction(
+      Buffer.from(await transferTx(connection, alice, recipients[i]!, 5_000_000 + i), 'base64'),
+    );
     await waitForStatus(connection, signature);
     landed.push(signature);
   }
@@ -119,7 +124,11 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
         return null;
       }
     },
-    errorLines: () => [...pastStderr, ...server.stderr].join('').split('\n').filter((line) => /"level":(50|60)/.test(line)),
+    errorLines: () =>
+      [...pastStderr, ...server.stderr]
+        .join('')
+        .split('\n')
+        .filter((line) => /"level":(50|60)/.test(line)),
     async restartIfExited() {
       if (server.child.exitCode === null && server.child.signalCode === null) return false;
       exits += 1;

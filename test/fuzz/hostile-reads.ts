@@ -25,19 +25,59 @@ export interface ReadContext {
   readonly knownAccounts: readonly string[];
 }
 
-const SYSTEM = ['11111111111111111111111111111111', 'SysvarC1ock11111111111111111111111111111111', 'SysvarRent111111111111111111111111111111111', 'Vote111111111111111111111111111111111111111', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', '96gYZGLnJYVFmbjzopPSU6QiEV5fGqZNyN9nmNhvrZU5'];
+const SYSTEM = [
+  '11111111111111111111111111111111',
+  'SysvarC1ock11111111111111111111111111111111',
+  'SysvarRent111111111111111111111111111111111',
+  'Vote111111111111111111111111111111111111111',
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  '96gYZGLnJYVFmbjzopPSU6QiEV5fGqZNyN9nmNhvrZU5',
+];
 
 /** Every method a client might call for reading; the gateway forwards some, serves its own statuses, refuses the rest. */
 const METHOD_SHAPES = [
-  'getBalance', 'getAccountInfo', 'getMultipleAccounts', 'getProgramAccounts', 'getLatestBlockhash', 'isBlockhashValid', 'getBlockHeight', 'getSlot', 'getEpochInfo',
-  'getMinimumBalanceForRentExemption', 'getFeeForMessage', 'getRecentPrioritizationFees', 'getTransaction', 'simulateTransaction', 'getVersion', 'getHealth', 'getTipAccounts',
-  'requestAirdrop', 'getSignatureStatuses', 'getBundleStatuses', 'getInflightBundleStatuses', 'getSubmissionStatuses', 'getSubmission', 'getSlotLeaders', 'getLeaderSchedule',
-  'getBlock', 'getTransactionExposure', 'getTokenAccountsByOwner', 'getSignaturesForAddress', 'getLargestAccounts', 'getSupply', 'getClusterNodes', 'getBlocks', 'minimumLedgerSlot',
+  'getBalance',
+  'getAccountInfo',
+  'getMultipleAccounts',
+  'getProgramAccounts',
+  'getLatestBlockhash',
+  'isBlockhashValid',
+  'getBlockHeight',
+  'getSlot',
+  'getEpochInfo',
+  'getMinimumBalanceForRentExemption',
+  'getFeeForMessage',
+  'getRecentPrioritizationFees',
+  'getTransaction',
+  'simulateTransaction',
+  'getVersion',
+  'getHealth',
+  'getTipAccounts',
+  'requestAirdrop',
+  'getSignatureStatuses',
+  'getBundleStatuses',
+  'getInflightBundleStatuses',
+  'getSubmissionStatuses',
+  'getSubmission',
+  'getSlotLeaders',
+  'getLeaderSchedule',
+  'getBlock',
+  'getTransactionExposure',
+  'getTokenAccountsByOwner',
+  'getSignaturesForAddress',
+  'getLargestAccounts',
+  'getSupply',
+  'getClusterNodes',
+  'getBlocks',
+  'minimumLedgerSlot',
 ] as const;
 
 export function readArbitraries(context: ReadContext) {
   const anything = fc.anything({ maxDepth: 3, maxKeys: 5, withBigInt: false });
-  const wrongType = fc.oneof(fc.constantFrom(null, true, 0, -1, 1.5, 1e300, '', [], {}, { toString: 'x' }, ['11111111111111111111111111111111']), anything);
+  const wrongType = fc.oneof(
+    fc.constantFrom(null, true, 0, -1, 1.5, 1e300, '', [], {}, { toString: 'x' }, ['11111111111111111111111111111111']),
+    anything,
+  );
   const pubkey = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...SYSTEM, ...context.knownAccounts) },
     { weight: 2, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => bs58.encode(b)) },
@@ -53,10 +93,25 @@ export function readArbitraries(context: ReadContext) {
     fc.constantFrom('', '1'.repeat(100), 'z'.repeat(5_000)),
     wrongType,
   );
-  const transaction = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...context.validTransactions) }, fc.base64String({ maxLength: 1_000 }), fc.constantFrom('', 'AAAA', 'AQ=='), wrongType);
-  const number = fc.oneof(fc.nat(10_000), fc.constantFrom(0, -1, 1.5, 2 ** 53, 2 ** 53 + 2, 2 ** 64, 1e19, 1e300, -1e300, Number.MAX_VALUE, Number.MIN_VALUE, '5', '0x10', null), wrongType);
-  const encoding = fc.oneof(fc.constantFrom('base64', 'base58', 'json', 'jsonParsed', 'base64+zstd', 'binary', '', 'BASE64', 'toString', '__proto__'), wrongType);
-  const commitment = fc.oneof(fc.constantFrom('processed', 'confirmed', 'finalized', 'recent', 'max', 'root', 'single', 'toString', ''), wrongType);
+  const transaction = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...context.validTransactions) },
+    fc.base64String({ maxLength: 1_000 }),
+    fc.constantFrom('', 'AAAA', 'AQ=='),
+    wrongType,
+  );
+  const number = fc.oneof(
+    fc.nat(10_000),
+    fc.constantFrom(0, -1, 1.5, 2 ** 53, 2 ** 53 + 2, 2 ** 64, 1e19, 1e300, -1e300, Number.MAX_VALUE, Number.MIN_VALUE, '5', '0x10', null),
+    wrongType,
+  );
+  const encoding = fc.oneof(
+    fc.constantFrom('base64', 'base58', 'json', 'jsonParsed', 'base64+zstd', 'binary', '', 'BASE64', 'toString', '__proto__'),
+    wrongType,
+  );
+  const commitment = fc.oneof(
+    fc.constantFrom('processed', 'confirmed', 'finalized', 'recent', 'max', 'root', 'single', 'toString', ''),
+    wrongType,
+  );
   const config = fc.oneof(
     {
       weight: 4,
@@ -67,7 +122,17 @@ export function readArbitraries(context: ReadContext) {
           dataSlice: fc.oneof(fc.record({ offset: number, length: number }, { requiredKeys: [] }), wrongType),
           minContextSlot: number,
           maxSupportedTransactionVersion: fc.oneof(fc.constantFrom(0, 1, -1, null), wrongType),
-          filters: fc.oneof(fc.array(fc.oneof(fc.record({ dataSize: number }), fc.record({ memcmp: fc.record({ offset: number, bytes: fc.oneof(fc.string(), wrongType) }) }), wrongType), { maxLength: 5 }), wrongType),
+          filters: fc.oneof(
+            fc.array(
+              fc.oneof(
+                fc.record({ dataSize: number }),
+                fc.record({ memcmp: fc.record({ offset: number, bytes: fc.oneof(fc.string(), wrongType) }) }),
+                wrongType,
+              ),
+              { maxLength: 5 },
+            ),
+            wrongType,
+          ),
           withContext: fc.oneof(fc.boolean(), wrongType),
           sigVerify: fc.oneof(fc.boolean(), wrongType),
           replaceRecentBlockhash: fc.oneof(fc.boolean(), wrongType),
@@ -83,13 +148,19 @@ export function readArbitraries(context: ReadContext) {
     fc.constantFrom(undefined, null, 'confirmed', 'base64', 5, [], {}),
     anything,
   );
-  const array = <T>(item: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: fc.array(item, { maxLength: 12 }) }, fc.integer({ min: 100, max: 1_500 }).chain((n) => fc.array(item, { minLength: n, maxLength: n })), wrongType);
+  const array = <T>(item: fc.Arbitrary<T>) =>
+    fc.oneof(
+      { weight: 4, arbitrary: fc.array(item, { maxLength: 12 }) },
+      fc.integer({ min: 100, max: 1_500 }).chain((n) => fc.array(item, { minLength: n, maxLength: n })),
+      wrongType,
+    );
   const opt = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: undefined });
-  const positional = (...items: fc.Arbitrary<unknown>[]) => fc.tuple(...items).map((values) => {
-    const out = [...values];
-    while (out.length > 0 && out[out.length - 1] === undefined) out.pop();
-    return out;
-  });
+  const positional = (...items: fc.Arbitrary<unknown>[]) =>
+    fc.tuple(...items).map((values) => {
+      const out = [...values];
+      while (out.length > 0 && out[out.length - 1] === undefined) out.pop();
+      return out;
+    });
 
   const paramsOf = (method: (typeof METHOD_SHAPES)[number]): fc.Arbitrary<unknown[]> => {
     switch (method) {
@@ -103,7 +174,13 @@ export function readArbitraries(context: ReadContext) {
       case 'getRecentPrioritizationFees':
         return positional(array(pubkey), opt(config));
       case 'isBlockhashValid':
-        return positional(fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => bs58.encode(b)), pubkey), opt(config));
+        return positional(
+          fc.oneof(
+            fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => bs58.encode(b)),
+            pubkey,
+          ),
+          opt(config),
+        );
       case 'getMinimumBalanceForRentExemption':
       case 'getBlock':
       case 'getBlocks':
@@ -126,7 +203,15 @@ export function readArbitraries(context: ReadContext) {
         return positional(array(signature), opt(config));
       case 'getBundleStatuses':
       case 'getInflightBundleStatuses':
-        return positional(array(fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex')), signature)), opt(config));
+        return positional(
+          array(
+            fc.oneof(
+              fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex')),
+              signature,
+            ),
+          ),
+          opt(config),
+        );
       default:
         return positional(opt(config), opt(anything));
     }
@@ -138,19 +223,41 @@ export function readArbitraries(context: ReadContext) {
       jsonrpc: fc.oneof({ weight: 20, arbitrary: fc.constant('2.0') }, anything),
       id: fc.oneof(fc.nat(), fc.string({ maxLength: 10 }), fc.constant(null)),
       method: fc.constant(method),
-      params: fc.oneof({ weight: 6, arbitrary: paramsOf(method) }, paramsOf(method).map((p) => [...p].reverse()), fc.array(anything, { maxLength: 4 }), anything),
+      params: fc.oneof(
+        { weight: 6, arbitrary: paramsOf(method) },
+        paramsOf(method).map((p) => [...p].reverse()),
+        fc.array(anything, { maxLength: 4 }),
+        anything,
+      ),
     }),
   );
   const json = (value: unknown) => Buffer.from(JSON.stringify(value) ?? 'null');
   const rpcPath = fc.constantFrom('/', '/', '/', '/api/v1/transactions', '/api/v1/bundles', '/?anti_mev=1');
 
-  const reads = fc.tuple(readObject, rpcPath).map(([value, path]): ReadRequest => ({ kind: `read ${value.method}`, path, body: json(value) }));
+  const reads = fc
+    .tuple(readObject, rpcPath)
+    .map(([value, path]): ReadRequest => ({ kind: `read ${value.method}`, path, body: json(value) }));
 
-  const send = fc.constantFrom(...context.validTransactions).map((tx) => ({ jsonrpc: '2.0', id: 's', method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }));
+  const send = fc
+    .constantFrom(...context.validTransactions)
+    .map((tx) => ({ jsonrpc: '2.0', id: 's', method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }));
   const notification = readObject.map(({ id: _id, ...rest }) => rest);
-  const entry = fc.oneof({ weight: 5, arbitrary: readObject }, { weight: 3, arbitrary: hostileRpcObject(context.validTransactions) }, send, notification, wrongType);
+  const entry = fc.oneof(
+    { weight: 5, arbitrary: readObject },
+    { weight: 3, arbitrary: hostileRpcObject(context.validTransactions) },
+    send,
+    notification,
+    wrongType,
+  );
   const batches = fc
-    .tuple(fc.oneof({ weight: 8, arbitrary: fc.array(entry, { minLength: 1, maxLength: 30 }) }, fc.array(entry, { minLength: 90, maxLength: 120 }), fc.constant([])), rpcPath)
+    .tuple(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.array(entry, { minLength: 1, maxLength: 30 }) },
+        fc.array(entry, { minLength: 90, maxLength: 120 }),
+        fc.constant([]),
+      ),
+      rpcPath,
+    )
     .map(([entries, path]): ReadRequest => ({ kind: `batch of ${entries.length}`, path, body: json(entries) }));
 
   return { reads, batches };

@@ -43,17 +43,61 @@ export function hostileUpgrades(key: string): fc.Arbitrary<UpgradeRequest> {
   const wsKey = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('base64'));
   const keyHeader = fc.oneof(
     { weight: 6, arbitrary: wsKey.map((k) => [k]) },
-    fc.constantFrom<string[]>([], ['short'], [''], ['dGhlIHNhbXBsZSBub25jZQ== '], ['!!!!!!!!!!!!!!!!!!!!!!=='], ['dGhlIHNhbXBsZSBub25jZQ'], ['a'.repeat(5_000)]),
+    fc.constantFrom<string[]>(
+      [],
+      ['short'],
+      [''],
+      ['dGhlIHNhbXBsZSBub25jZQ== '],
+      ['!!!!!!!!!!!!!!!!!!!!!!=='],
+      ['dGhlIHNhbXBsZSBub25jZQ'],
+      ['a'.repeat(5_000)],
+    ),
     fc.tuple(wsKey, wsKey).map(([a, b]) => [a, b]),
   );
-  const version = fc.oneof({ weight: 6, arbitrary: fc.constant<string[]>(['13']) }, fc.constantFrom<string[]>(['8'], ['7'], ['14'], ['abc'], [''], [], ['13, 8'], ['13', '13'], ['0x0d'], ['13.0'], ['-13']));
-  const upgrade = fc.oneof({ weight: 6, arbitrary: fc.constant('websocket') }, fc.constantFrom('WebSocket', 'WEBSOCKET', 'h2c', 'websocket, h2c', '', 'web socket', 'websocket\0', undefined));
-  const connection = fc.oneof({ weight: 6, arbitrary: fc.constant('Upgrade') }, fc.constantFrom('upgrade', 'keep-alive, Upgrade', 'close', 'Upgrade, close', 'keep-alive', 'Upgrade, Upgrade', undefined));
+  const version = fc.oneof(
+    { weight: 6, arbitrary: fc.constant<string[]>(['13']) },
+    fc.constantFrom<string[]>(['8'], ['7'], ['14'], ['abc'], [''], [], ['13, 8'], ['13', '13'], ['0x0d'], ['13.0'], ['-13']),
+  );
+  const upgrade = fc.oneof(
+    { weight: 6, arbitrary: fc.constant('websocket') },
+    fc.constantFrom('WebSocket', 'WEBSOCKET', 'h2c', 'websocket, h2c', '', 'web socket', 'websocket\0', undefined),
+  );
+  const connection = fc.oneof(
+    { weight: 6, arbitrary: fc.constant('Upgrade') },
+    fc.constantFrom('upgrade', 'keep-alive, Upgrade', 'close', 'Upgrade, close', 'keep-alive', 'Upgrade, Upgrade', undefined),
+  );
   const apiKey = fc.constantFrom<string[]>([key], [key], [], ['slw_wrong'], [''], [key, key], ['slw_wrong', key]);
-  const query = fc.constantFrom('', '', `?api-key=${key}`, `?api-key=${key}`, '?api-key=slw_wrong', `?uuid=${key}`, '?api-key=', '?api-key=%ZZ', `?api-key=${encodeURIComponent(key)}&api-key=x`, '?%');
+  const query = fc.constantFrom(
+    '',
+    '',
+    `?api-key=${key}`,
+    `?api-key=${key}`,
+    '?api-key=slw_wrong',
+    `?uuid=${key}`,
+    '?api-key=',
+    '?api-key=%ZZ',
+    `?api-key=${encodeURIComponent(key)}&api-key=x`,
+    '?%',
+  );
   const target = fc.oneof(
     { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...ALL_PATHS), query).map(([p, q]) => `${p}${q}`) },
-    fc.tuple(fc.constantFrom('//', 'http://[::1', '*', 'http://x/', `http://x:99999/?api-key=${key}`, '/%00', '/..', '/%', `/${'a'.repeat(8_000)}`, '/\u00e9'), query).map(([p, q]) => `${p}${q}`),
+    fc
+      .tuple(
+        fc.constantFrom(
+          '//',
+          'http://[::1',
+          '*',
+          'http://x/',
+          `http://x:99999/?api-key=${key}`,
+          '/%00',
+          '/..',
+          '/%',
+          `/${'a'.repeat(8_000)}`,
+          '/\u00e9',
+        ),
+        query,
+      )
+      .map(([p, q]) => `${p}${q}`),
   );
   const extras = fc.array(
     fc.constantFrom(
@@ -74,9 +118,19 @@ export function hostileUpgrades(key: string): fc.Arbitrary<UpgradeRequest> {
     ),
     { maxLength: 3 },
   );
-  const method = fc.oneof({ weight: 8, arbitrary: fc.constant('GET') }, fc.constantFrom('POST', 'HEAD', 'PUT', 'OPTIONS', 'CONNECT', 'get', 'FOO'));
+  const method = fc.oneof(
+    { weight: 8, arbitrary: fc.constant('GET') },
+    fc.constantFrom('POST', 'HEAD', 'PUT', 'OPTIONS', 'CONNECT', 'get', 'FOO'),
+  );
   const httpVersion = fc.oneof({ weight: 8, arbitrary: fc.constant('HTTP/1.1') }, fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9'));
-  const body = fc.constantFrom('', '', '', 'content-length: 5\r\n\r\nhello', 'transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n', 'content-length: 6\r\n\r\n\x81\x80\0\0\0\0');
+  const body = fc.constantFrom(
+    '',
+    '',
+    '',
+    'content-length: 5\r\n\r\nhello',
+    'transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+    'content-length: 6\r\n\r\n\x81\x80\0\0\0\0',
+  );
   const host = fc.constantFrom('Host: x\r\n', 'Host: x\r\n', 'Host: x\r\n', '');
 
   return fc.record({ method, target, httpVersion, keyHeader, version, upgrade, connection, apiKey, extras, body, host }).map((r) => {
@@ -91,7 +145,10 @@ export function hostileUpgrades(key: string): fc.Arbitrary<UpgradeRequest> {
     ];
     const text = `${r.method} ${r.target} ${r.httpVersion}\r\n${lines.join('')}${r.body === '' ? '\r\n' : r.body}`;
     // Node strips the whitespace around header values.
-    const presented = presentedKey(r.target, r.apiKey.map((k) => k.trim()));
+    const presented = presentedKey(
+      r.target,
+      r.apiKey.map((k) => k.trim()),
+    );
     const sentKey = r.keyHeader.length === 1 ? r.keyHeader[0]!.trim() : undefined;
     const mayOpen =
       r.method === 'GET' &&
@@ -111,7 +168,10 @@ export function hostileUpgrades(key: string): fc.Arbitrary<UpgradeRequest> {
       method: r.method,
       wsKey: r.keyHeader[0]?.trim(),
       mayOpen,
-      wellFormed: WELL_FORMED_METHODS.includes(r.method) && (r.httpVersion === 'HTTP/1.1' || r.httpVersion === 'HTTP/1.0') && /^[\x20-\x7e\r\n]*$/.test(lines.join('') + r.target),
+      wellFormed:
+        WELL_FORMED_METHODS.includes(r.method) &&
+        (r.httpVersion === 'HTTP/1.1' || r.httpVersion === 'HTTP/1.0') &&
+        /^[\x20-\x7e\r\n]*$/.test(lines.join('') + r.target),
     };
   });
 }

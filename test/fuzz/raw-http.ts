@@ -48,7 +48,8 @@ export function parseAnswer(data: Buffer, method: string | undefined, closed: bo
   if (end < 0) return null;
   const lines = data.subarray(0, end).toString('latin1').split('\r\n');
   const match = /^HTTP\/\d\.\d (\d{3})/.exec(lines[0]!);
-  if (match === null) return { answer: { status: 0, headers: { line: lines[0]!.slice(0, 80) }, body: Buffer.alloc(0) }, used: data.length, stream: true };
+  if (match === null)
+    return { answer: { status: 0, headers: { line: lines[0]!.slice(0, 80) }, body: Buffer.alloc(0) }, used: data.length, stream: true };
   const status = Number(match[1]);
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {

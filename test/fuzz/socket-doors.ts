@@ -17,7 +17,8 @@ import { exchange, type RawAnswer } from './raw-http';
 const TIMEOUT_MS = 10_000;
 
 /** A socket door's port for input `index`: `every` says how often it is port + 1 instead (1: always; 0: never). */
-export const portFor = (run: DoorRun, index: number, every: number) => (every > 0 && index % every === every - 1 ? run.target.wsPort : run.target.port);
+export const portFor = (run: DoorRun, index: number, every: number) =>
+  every > 0 && index % every === every - 1 ? run.target.wsPort : run.target.port;
 
 /** The class of an answer whose body is not JSON: its media type in a word. */
 function mediaOf(answer: RawAnswer): string {
@@ -42,7 +43,8 @@ function checkAnswer(run: DoorRun, answer: RawAnswer, method: string, keyedWitho
     fail(`HTTP ${answer.status}: ${text.slice(0, 200)}`);
   }
   if (STACK_TRACE.test(text)) fail(`HTTP ${answer.status} with a stack trace: ${text.slice(0, 200)}`);
-  if (keyedWithoutKey && answer.status >= 200 && answer.status < 300) fail(`HTTP ${answer.status} to a POST on a keyed path that carried no valid key: ${text.slice(0, 200)}`);
+  if (keyedWithoutKey && answer.status >= 200 && answer.status < 300)
+    fail(`HTTP ${answer.status} to a POST on a keyed path that carried no valid key: ${text.slice(0, 200)}`);
   // A HEAD's answer has headers only (the refusals of requests that did not parse are written whole, and have a body).
   if (method === 'HEAD' && answer.body.length === 0) return `${answer.status} to HEAD`;
   if (!(answer.headers['content-type'] ?? '').includes('json')) return `${answer.status} ${mediaOf(answer)}`;
@@ -67,10 +69,24 @@ export function sendRawRequests(run: DoorRun, wsEvery: number) {
   const { report } = run;
   return async (request: RawRequest, index: number): Promise<void> => {
     const port = portFor(run, index, wsEvery);
-    const fail = (problem: string) => report.failures.push({ door: report.door, index, kind: request.kind, problem: `${port === run.target.wsPort ? 'port + 1' : 'main port'}: ${problem}`, sample: sampleOf(request.bytes) });
+    const fail = (problem: string) =>
+      report.failures.push({
+        door: report.door,
+        index,
+        kind: request.kind,
+        problem: `${port === run.target.wsPort ? 'port + 1' : 'main port'}: ${problem}`,
+        sample: sampleOf(request.bytes),
+      });
     // A well-formed request is read like any client's, until its answers come (a half-close would make Node drop
     // answers not yet written); one that is not is half-closed, so that the server sees where it ends.
-    const result = await exchange({ port, bytes: request.bytes, methods: request.requests.map((r) => r.method), halfClose: !request.wellFormed, stopAfter: request.requests.length, timeoutMs: TIMEOUT_MS });
+    const result = await exchange({
+      port,
+      bytes: request.bytes,
+      methods: request.requests.map((r) => r.method),
+      halfClose: !request.wellFormed,
+      stopAfter: request.requests.length,
+      timeoutMs: TIMEOUT_MS,
+    });
     if (result.ending === 'refused') return void fail('connection refused');
     if (result.answers.length === 0) {
       if (result.ending === 'timeout') return void fail(`neither answered nor closed within ${TIMEOUT_MS / 1000} s`);
@@ -89,8 +105,22 @@ export function sendUpgrades(run: DoorRun) {
   const { report } = run;
   return async (request: UpgradeRequest, index: number): Promise<void> => {
     const port = portFor(run, index, 2);
-    const fail = (problem: string) => report.failures.push({ door: report.door, index, kind: request.kind, problem: `${port === run.target.wsPort ? 'port + 1' : 'main port'}: ${problem}`, sample: sampleOf(request.bytes) });
-    const result = await exchange({ port, bytes: request.bytes, methods: [request.method], halfClose: false, stopAfter: 1, timeoutMs: TIMEOUT_MS });
+    const fail = (problem: string) =>
+      report.failures.push({
+        door: report.door,
+        index,
+        kind: request.kind,
+        problem: `${port === run.target.wsPort ? 'port + 1' : 'main port'}: ${problem}`,
+        sample: sampleOf(request.bytes),
+      });
+    const result = await exchange({
+      port,
+      bytes: request.bytes,
+      methods: [request.method],
+      halfClose: false,
+      stopAfter: 1,
+      timeoutMs: TIMEOUT_MS,
+    });
     if (result.ending === 'refused') return void fail('connection refused');
     const answer = result.answers[0];
     if (answer === undefined) {
@@ -100,7 +130,8 @@ export function sendUpgrades(run: DoorRun) {
     }
     if (answer.status === 101) {
       if (!request.mayOpen) fail('101: opened a WebSocket for a request that should have been refused');
-      if (request.wsKey === undefined || answer.headers['sec-websocket-accept'] !== acceptFor(request.wsKey)) fail(`101 with Sec-WebSocket-Accept ${answer.headers['sec-websocket-accept']}, not the one for the key sent`);
+      if (request.wsKey === undefined || answer.headers['sec-websocket-accept'] !== acceptFor(request.wsKey))
+        fail(`101 with Sec-WebSocket-Accept ${answer.headers['sec-websocket-accept']}, not the one for the key sent`);
       return count(report.classes, `101 ${port === run.target.wsPort ? 'port + 1' : 'main port'}`);
     }
     count(report.classes, checkAnswer(run, answer, request.method, false, fail));

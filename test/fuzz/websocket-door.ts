@@ -22,7 +22,8 @@ const RECYCLE_AFTER = 150;
 /** Close codes the server may send unasked for what a client sent (RFC 6455 §7.4.1). */
 const PROTOCOL_CLOSES = new Set([1002, 1003, 1006, 1007, 1008, 1009]);
 
-type Event = { type: 'reply'; text: string; data: unknown } | { type: 'pong'; data: Buffer } | { type: 'close'; code: number; reason: string };
+type Event =
+  { type: 'reply'; text: string; data: unknown } | { type: 'pong'; data: Buffer } | { type: 'close'; code: number; reason: string };
 
 /** A socket and what came back on it, in order. */
 class Peer {
@@ -92,7 +93,11 @@ function open(run: DoorRun, worker: number, variant: number, onNotification: () 
   const viaHeader = variant % 2 === 0;
   const url = `ws://127.0.0.1:${port}/${viaHeader ? '' : `?api-key=${encodeURIComponent(run.target.key)}`}`;
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers: viaHeader ? { 'x-api-key': run.target.key } : {}, handshakeTimeout: ANSWER_TIMEOUT_MS, maxPayload: 1 << 20 });
+    const socket = new WebSocket(url, {
+      headers: viaHeader ? { 'x-api-key': run.target.key } : {},
+      handshakeTimeout: ANSWER_TIMEOUT_MS,
+      maxPayload: 1 << 20,
+    });
     const peer = new Peer(socket, onNotification);
     socket.once('open', () => resolve(peer));
     socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade answered ${response.statusCode}`)));
@@ -119,7 +124,8 @@ export function sendFrames(run: DoorRun) {
       fail(`internal error: ${text.slice(0, 300)}`);
     }
     const { error, result } = data as { error?: { code?: unknown; message?: unknown }; result?: unknown };
-    if (error !== undefined && error !== null) return `error ${String(error.code)}${String(error.message).includes('(maxSubscriptions') ? ' (a subscription limit)' : ''}`;
+    if (error !== undefined && error !== null)
+      return `error ${String(error.code)}${String(error.message).includes('(maxSubscriptions') ? ' (a subscription limit)' : ''}`;
     return `result ${typeof result}`;
   };
 
@@ -145,7 +151,8 @@ export function sendFrames(run: DoorRun) {
   };
 
   const send = async (action: FrameAction, index: number, worker: number): Promise<void> => {
-    const fail = (problem: string) => report.failures.push({ door: report.door, index, kind: action.kind, problem, sample: describe(action) });
+    const fail = (problem: string) =>
+      report.failures.push({ door: report.door, index, kind: action.kind, problem, sample: describe(action) });
     report.frames += framesIn(action);
     let peer: Peer;
     try {
@@ -168,7 +175,8 @@ export function sendFrames(run: DoorRun) {
     switch (action.type) {
       case 'message': {
         let data = action.data;
-        if (action.unsubscribeOwn !== undefined) data = JSON.stringify({ ...JSON.parse(data as string), params: [peer.subscriptions.pop() ?? 1] });
+        if (action.unsubscribeOwn !== undefined)
+          data = JSON.stringify({ ...JSON.parse(data as string), params: [peer.subscriptions.pop() ?? 1] });
         peer.send(data, action.binary, action.parts);
         const event = await peer.next();
         if (event === undefined) {
@@ -221,7 +229,10 @@ export function sendFrames(run: DoorRun) {
         if (event.type === 'close') {
           // A close frame of ours is echoed with its code (1011 never is: none is sent).
           const closeFrame = action.frames.some((f) => (f[0]! & 0x0f) === 8);
-          return count(report.classes, `raw: ${checkClose(event.code, event.reason, closeFrame && event.code !== 1011 ? event.code : undefined, fail)}`);
+          return count(
+            report.classes,
+            `raw: ${checkClose(event.code, event.reason, closeFrame && event.code !== 1011 ? event.code : undefined, fail)}`,
+          );
         }
         if (event.type === 'reply') {
           const name = checkReply(event.text, event.data, fail);

@@ -52,7 +52,8 @@ export function ledgerTransfer(ledger: LocalLedger, from: Keypair, lamports: num
   const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: ledger.latestBlockhash().blockhash }).add(
     SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
   );
-  if (tip > 0) tx.add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }));
+  if (tip > 0)
+    tx.add(SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }));
   tx.sign(from);
   return tx.serialize().toString('base64');
 }

@@ -72,7 +72,11 @@ export async function createKey(dataDir: string, name: string, bundle: boolean, 
 export async function waitForKey(url: string, key: string, timeoutMs = 2000): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const response = await fetch(url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}',
+    });
     if (response.status === 200) return Date.now() - started;
     if (Date.now() - started > timeoutMs) throw new Error(`key not accepted after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));

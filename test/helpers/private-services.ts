@@ -48,7 +48,9 @@ export async function startPrivateRedis(): Promise<PrivateService> {
   const service: PrivateService = {
     url: `redis://127.0.0.1:${port}/0`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
       await waitForPort(port);
     },
     async stop() {
@@ -86,7 +88,16 @@ export async function startPrivatePostgres(): Promise<PrivateService> {
   const service: PrivateService = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      asPostgres(pgBin('pg_ctl'), ['-D', data, '-l', path.join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-w', 'start']);
+      asPostgres(pgBin('pg_ctl'), [
+        '-D',
+        data,
+        '-l',
+        path.join(dir, 'log'),
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        '-w',
+        'start',
+      ]);
       await waitForPort(port);
     },
     async stop() {

@@ -32,7 +32,8 @@ export async function waitForStatus(connection: Connection, signature: Transacti
     const { value } = await connection.getSignatureStatuses([signature]);
     const status = value[0];
     if (status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized')) return status;
-    if (Date.now() - started > timeoutMs) throw new Error(`${signature} not confirmed after ${timeoutMs} ms (status ${JSON.stringify(status)})`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${signature} not confirmed after ${timeoutMs} ms (status ${JSON.stringify(status)})`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -52,7 +53,11 @@ export const MEMO_PROGRAM = new PublicKey('MemoSq4gqABAXKb96qnH1TysNcWxMyWCqXgDL
 
 /** SPL Memo is not loaded in LiteSVM; referencing an absent program makes a transaction fail. */
 export function memoInstruction(text: string, signer: PublicKey): TransactionInstruction {
-  return new TransactionInstruction({ programId: MEMO_PROGRAM, keys: [{ pubkey: signer, isSigner: true, isWritable: false }], data: Buffer.from(text) });
+  return new TransactionInstruction({
+    programId: MEMO_PROGRAM,
+    keys: [{ pubkey: signer, isSigner: true, isWritable: false }],
+    data: Buffer.from(text),
+  });
 }
 
 /** A transfer that fails on chain: it moves more lamports than the sender has. */

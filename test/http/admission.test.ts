@@ -15,7 +15,12 @@ import { connect, fundedKeypair, transferTx } from '../helpers/solana';
 import { until } from '../helpers/until';
 
 const call = async (client: Client, key: string, path = '/', body: unknown = { jsonrpc: '2.0', id: 1, method: 'getSlot' }) => {
-  const response = await client.request({ path, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+  const response = await client.request({
+    path,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify(body),
+  });
   return { status: response.statusCode, headers: response.headers, body: (await response.body.json()) as any };
 };
 
@@ -38,7 +43,9 @@ describe('connections per client address', () => {
 
   it('past the limit a connection is answered 429 and closed; other addresses are served; a closed connection frees its place', async () => {
     // Addresses of this test's own: the helpers' fetch keeps connections from 127.0.0.1 open.
-    const [a, b, extra, elsewhere] = ['127.0.0.3', '127.0.0.3', '127.0.0.3', '127.0.0.4'].map((localAddress) => new Client(gw.url, { localAddress }));
+    const [a, b, extra, elsewhere] = ['127.0.0.3', '127.0.0.3', '127.0.0.3', '127.0.0.4'].map(
+      (localAddress) => new Client(gw.url, { localAddress }),
+    );
     try {
       assert.equal((await call(a!, gw.key)).status, 200);
       assert.equal((await call(b!, gw.key)).status, 200);
@@ -47,13 +54,20 @@ describe('connections per client address', () => {
       assert.equal(refused.headers.connection, 'close');
       assert.equal(refused.headers['retry-after'], '1');
       assert.equal(refused.body.error.code, -32096);
-      assert.match(refused.body.error.message, /^too many connections from 127\.0\.0\.3: at most 2 at once \(maxConnectionsPerClient\); reuse connections/);
+      assert.match(
+        refused.body.error.message,
+        /^too many connections from 127\.0\.0\.3: at most 2 at once \(maxConnectionsPerClient\); reuse connections/,
+      );
       const batch = await callOnce(gw.url, gw.key, '/submit-batch', { params: { transactions: [] } }, '127.0.0.3');
-      assert.deepEqual([batch.status, batch.body.code], [429, -32096], 'in /submit-batch\'s own shape');
+      assert.deepEqual([batch.status, batch.body.code], [429, -32096], "in /submit-batch's own shape");
       assert.equal((await call(elsewhere!, gw.key)).status, 200, 'another address has its own count');
       assert.equal((await call(a!, gw.key)).status, 200, 'the connections within the limit are still served');
       await a!.close();
-      await until(async () => (await callOnce(gw.url, gw.key, '/', undefined, '127.0.0.3')).status, (status) => status === 200, 2_000);
+      await until(
+        async () => (await callOnce(gw.url, gw.key, '/', undefined, '127.0.0.3')).status,
+        (status) => status === 200,
+        2_000,
+      );
     } finally {
       await Promise.all([a, b, extra, elsewhere].map((c) => c!.destroy()));
     }
@@ -65,11 +79,14 @@ describe('overload', () => {
   let gw: TestGateway;
   before(async () => {
     cluster = await startCluster(2);
-    gw = await startTestGateway({ maxInFlightRequests: 3 }, {
-      upstreams: { slow: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, reads: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
-      routes: { sendTransaction: ['slow'], submitBatch: ['slow'], reads: 'reads' },
-      requestTimeoutMs: 1_500,
-    });
+    gw = await startTestGateway(
+      { maxInFlightRequests: 3 },
+      {
+        upstreams: { slow: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, reads: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
+        routes: { sendTransaction: ['slow'], submitBatch: ['slow'], reads: 'reads' },
+        requestTimeoutMs: 1_500,
+      },
+    );
   });
   after(async () => {
     await gw.close();
@@ -80,7 +97,13 @@ describe('overload', () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
     const txs = await Promise.all([0, 1, 2, 3].map((i) => transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + i)));
-    const send = (tx: string) => callOnce(gw.url, gw.key, '/', { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] });
+    const send = (tx: string) =>
+      callOnce(gw.url, gw.key, '/', {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'sendTransaction',
+        params: [tx, { encoding: 'base64', skipPreflight: true }],
+      });
     cluster.nodes[0]!.fault('hang');
     const stuck = txs.slice(0, 3).map(send);
     await new Promise((resolve) => setTimeout(resolve, 300)); // they have arrived and wait on the hanging node
@@ -91,7 +114,10 @@ describe('overload', () => {
     assert.equal(shed.status, 503);
     assert.equal(shed.headers['retry-after'], '1');
     assert.deepEqual(shed.body.error.code, -32095);
-    assert.match(shed.body.error.message, /^Slipway is over capacity \(3 requests in progress, maxInFlightRequests\): nothing was submitted; retry after a second$/);
+    assert.match(
+      shed.body.error.message,
+      /^Slipway is over capacity \(3 requests in progress, maxInFlightRequests\): nothing was submitted; retry after a second$/,
+    );
     const batch = await callOnce(gw.url, gw.key, '/submit-batch', { params: { transactions: [txs[3]] } });
     assert.deepEqual([batch.status, batch.body.code], [503, -32095]);
     const health = await fetch(`${gw.url}/health`);
@@ -103,7 +129,11 @@ describe('overload', () => {
     for (const answer of await Promise.all(stuck)) assert.equal(answer.body.error.code, -32091, 'the hanging upstream timed out');
     cluster.nodes[0]!.fault('none');
     const served = await send(txs[3]!);
-    assert.equal(typeof served.body.result, 'string', `served again once the requests in progress finished: ${JSON.stringify(served.body)}`);
+    assert.equal(
+      typeof served.body.result,
+      'string',
+      `served again once the requests in progress finished: ${JSON.stringify(served.body)}`,
+    );
   });
 });
 
@@ -112,18 +142,21 @@ describe('pipelined requests on a connection the client closes', () => {
   let gw: TestGateway;
   before(async () => {
     cluster = await startCluster(2);
-    gw = await startTestGateway({ maxInFlightRequests: 6, maxInFlightPerKey: 3 }, {
-      upstreams: { slow: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, reads: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
-      routes: { sendTransaction: ['slow'], submitBatch: ['slow'], reads: 'reads' },
-      requestTimeoutMs: 500,
-    });
+    gw = await startTestGateway(
+      { maxInFlightRequests: 6, maxInFlightPerKey: 3 },
+      {
+        upstreams: { slow: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, reads: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
+        routes: { sendTransaction: ['slow'], submitBatch: ['slow'], reads: 'reads' },
+        requestTimeoutMs: 500,
+      },
+    );
   });
   after(async () => {
     await gw.close();
     await cluster.close();
   });
 
-  it('give back their places in flight (the key\'s and the gateway\'s), though their answers were queued behind a slow one and never written', async () => {
+  it("give back their places in flight (the key's and the gateway's), though their answers were queued behind a slow one and never written", async () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
     const { port } = new URL(gw.url);
@@ -138,20 +171,33 @@ describe('pipelined requests on a connection the client closes', () => {
       const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + round);
       const socket = net.connect(Number(port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write(request({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }) + request({ jsonrpc: '2.0', id: 2, method: 'getSlot' }) + request({ jsonrpc: '2.0', id: 3, method: 'getSlot' }));
+      socket.write(
+        request({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }) +
+          request({ jsonrpc: '2.0', id: 2, method: 'getSlot' }) +
+          request({ jsonrpc: '2.0', id: 3, method: 'getSlot' }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 200)); // all three are in progress
       socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, 700)); // the send has timed out
     }
     cluster.nodes[0]!.fault('none');
     const answers = await Promise.all([0, 1, 2].map(() => callOnce(gw.url, gw.key)));
-    assert.deepEqual(answers.map((a) => [a.status, typeof a.body.result]), [[200, 'number'], [200, 'number'], [200, 'number']], JSON.stringify(answers.map((a) => a.body)));
+    assert.deepEqual(
+      answers.map((a) => [a.status, typeof a.body.result]),
+      [
+        [200, 'number'],
+        [200, 'number'],
+        [200, 'number'],
+      ],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
   });
 });
 
 describe('a late event loop', () => {
   const request = { method: 'POST', url: '/', socket: {} } as IncomingMessage;
-  const response = () => ({ once: () => {}, off: () => {}, req: { socket: { destroyed: false, once: () => {} } } }) as unknown as ServerResponse;
+  const response = () =>
+    ({ once: () => {}, off: () => {}, req: { socket: { destroyed: false, once: () => {} } } }) as unknown as ServerResponse;
   const block = (ms: number) => {
     const end = performance.now() + ms;
     while (performance.now() < end);
@@ -172,7 +218,11 @@ describe('a late event loop', () => {
       const refused = admission.admit(request, response());
       assert.equal(refused?.error.kind, 'SERVICE_UNAVAILABLE');
       assert.match(refused!.error.message, /^Slipway is over capacity \(its event loop runs \d+ ms late, maxEventLoopDelayMs 40\)/);
-      assert.equal(admission.admit({ ...request, method: 'GET', url: '/health' } as IncomingMessage, response()), null, '/health is admitted');
+      assert.equal(
+        admission.admit({ ...request, method: 'GET', url: '/health' } as IncomingMessage, response()),
+        null,
+        '/health is admitted',
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.equal(admission.admit(request, response()), null, 'admitted again');
     } finally {

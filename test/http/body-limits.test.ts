@@ -25,11 +25,23 @@ describe('request bodies', () => {
   });
 
   it('refuses JSON nested more than 32 levels deep, in each path shape, before looking at it', async () => {
-    const nested = (depth: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSignatureStatuses', params: [JSON.parse(`${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}`)] });
+    const nested = (depth: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'getSignatureStatuses',
+        params: [JSON.parse(`${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}`)],
+      });
     const deep = await raw('/', nested(33), { 'content-type': 'application/json' });
-    assert.deepEqual([deep.status, deep.body.error], [200, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }]);
+    assert.deepEqual(
+      [deep.status, deep.body.error],
+      [200, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }],
+    );
     const batch = await raw('/submit-batch', `{"params":{"transactions":${'['.repeat(40)}${']'.repeat(40)}}}`);
-    assert.deepEqual([batch.status, batch.body], [400, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }]);
+    assert.deepEqual(
+      [batch.status, batch.body],
+      [400, { code: -32600, message: 'Invalid Request: the JSON nests more than 32 levels deep' }],
+    );
     // 32 levels are read, and refused (or answered) for what they say.
     const fits = await raw('/', nested(32), { 'content-type': 'application/json' });
     assert.notEqual(fits.body.error?.message, 'Invalid Request: the JSON nests more than 32 levels deep');

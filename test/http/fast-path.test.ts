@@ -14,21 +14,30 @@ const ctx = useGateway();
 
 /** The raw answer: status, content type and body text. */
 async function raw(url: string, body: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': ctx.gw.key, ...headers }, body });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': ctx.gw.key, ...headers },
+    body,
+  });
   return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
 }
 
 describe('the fast path for POST / and POST /submit-batch (cross-checked against the Fastify routes)', () => {
   it('answers exactly as Fastify does, for successes and for every kind of refusal', async () => {
     const alice = await fundedKeypair(ctx.connection);
-    const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * LAMPORTS_PER_SOL * 0.01)));
+    const txs = await Promise.all(
+      [1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * LAMPORTS_PER_SOL * 0.01)),
+    );
     const rpcBodies = [
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [txs[0], { encoding: 'base64' }] }),
       JSON.stringify({ jsonrpc: '2.0', id: 'x', method: 'sendTransaction', params: [txs[0], { encoding: 'base64' }] }), // a duplicate
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'sendTransaction', params: ['not base64!', { encoding: 'base64' }] }),
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'noSuchMethod', params: [] }),
       // getVersion, not getSlot: the two answers must not differ by a slot that passed between them.
-      JSON.stringify([{ jsonrpc: '2.0', id: 4, method: 'getVersion' }, { jsonrpc: '2.0', method: 'getHealth' }]),
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 4, method: 'getVersion' },
+        { jsonrpc: '2.0', method: 'getHealth' },
+      ]),
       JSON.stringify({ jsonrpc: '2.0', method: 'getHealth' }), // a notification: 204
       '{"jsonrpc": "2.0", "id": 5, "method": ',
       '',
@@ -61,14 +70,33 @@ describe('the fast path for POST / and POST /submit-batch (cross-checked against
 
 describe('what the fast path takes and what it leaves to Fastify', () => {
   it('takes only exact paths with a valid key, a length within the limit and no encoding', async () => {
-    const key: ApiKeyRecord = { id: 'key_test', name: 'test', bundle: false, tps: null, bundlesPerSecond: null, readsPerSecond: null, createdAt: '', revokedAt: null };
-    const authenticator: Authenticator = { authenticate: (presented) => (presented === 'good' ? key : null), unavailable: () => null, close: () => {} };
+    const key: ApiKeyRecord = {
+      id: 'key_test',
+      name: 'test',
+      bundle: false,
+      tps: null,
+      bundlesPerSecond: null,
+      readsPerSecond: null,
+      createdAt: '',
+      revokedAt: null,
+    };
+    const authenticator: Authenticator = {
+      authenticate: (presented) => (presented === 'good' ? key : null),
+      unavailable: () => null,
+      close: () => {},
+    };
     const seen: unknown[] = [];
     const answer: Answerer = async (body) => {
       seen.push(body);
       return { status: 200, payload: { took: true } };
     };
-    const fast = createFastPath({ authenticator, admitKey: () => true, bodyLimit: 100, routes: { '/': answer, '/submit-batch': answer }, failed: () => ({ status: 500 }) });
+    const fast = createFastPath({
+      authenticator,
+      admitKey: () => true,
+      bodyLimit: 100,
+      routes: { '/': answer, '/submit-batch': answer },
+      failed: () => ({ status: 500 }),
+    });
     const server = http.createServer((request, response) => {
       if (!fast(request, response)) {
         request.resume();
@@ -79,7 +107,12 @@ describe('what the fast path takes and what it leaves to Fastify', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const call = async (path: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {}) => {
-        const response = await fetch(base + path, { method: 'POST', body: '{"a":1}', ...init, headers: { 'content-type': 'application/json', 'x-api-key': 'good', ...init.headers } });
+        const response = await fetch(base + path, {
+          method: 'POST',
+          body: '{"a":1}',
+          ...init,
+          headers: { 'content-type': 'application/json', 'x-api-key': 'good', ...init.headers },
+        });
         await response.text();
         return response.status;
       };
@@ -91,7 +124,14 @@ describe('what the fast path takes and what it leaves to Fastify', () => {
       assert.equal(await call('/', { headers: { 'x-api-key': 'bad' } }), 299, 'an unknown key (Fastify answers 401)');
       assert.equal(await call('/', { headers: { 'content-encoding': 'gzip' } }), 299, 'an encoded body');
       assert.equal(await call('/', { body: 'x'.repeat(101) }), 299, 'a body over the limit (Fastify answers 413)');
-      assert.equal(await call('/', { body: new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('{}')), c.close()) }), duplex: 'half' } as Omit<RequestInit, 'headers'>), 299, 'no Content-Length');
+      assert.equal(
+        await call('/', {
+          body: new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('{}')), c.close()) }),
+          duplex: 'half',
+        } as Omit<RequestInit, 'headers'>),
+        299,
+        'no Content-Length',
+      );
       assert.equal((await fetch(`${base}/`, { headers: { 'x-api-key': 'good' } })).status, 299, 'GET');
       assert.equal(seen.length, 2);
     } finally {

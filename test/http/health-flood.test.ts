@@ -47,8 +47,13 @@ test('2,000 health checks cost the upstream about one getSlot a second, and each
   const seconds = (Date.now() - started) / 1000;
   const made = getSlots() - before;
   const allowed = Math.ceil(seconds) + 1 + idlePerSecond * Math.ceil(seconds);
-  t.diagnostic(`/health flood: 2,000 checks in ${seconds.toFixed(1)} s, ${made} upstream getSlot calls (${((made / 2_000) * 1_000).toFixed(1)} per 1,000; the gateway's own: ${idlePerSecond}/s)`);
-  assert.ok(made <= allowed, `${made} getSlot calls for 2,000 health checks in ${seconds.toFixed(1)} s (at most ${allowed}: one a second, plus ${idlePerSecond}/s the gateway asks by itself)`);
+  t.diagnostic(
+    `/health flood: 2,000 checks in ${seconds.toFixed(1)} s, ${made} upstream getSlot calls (${((made / 2_000) * 1_000).toFixed(1)} per 1,000; the gateway's own: ${idlePerSecond}/s)`,
+  );
+  assert.ok(
+    made <= allowed,
+    `${made} getSlot calls for 2,000 health checks in ${seconds.toFixed(1)} s (at most ${allowed}: one a second, plus ${idlePerSecond}/s the gateway asks by itself)`,
+  );
 });
 
 test('a flood of 2,000 reads (single and in JSON-RPC batches) from a key limited to 100 reads a second reaches the upstream within that rate', async (t) => {
@@ -80,7 +85,9 @@ test('a flood of 2,000 reads (single and in JSON-RPC batches) from a key limited
   const seconds = (Date.now() - started) / 1000;
   const made = upstreamReads() - before;
   const allowed = 100 + Math.ceil(100 * seconds);
-  t.diagnostic(`reads flood: ${sent} reads in ${seconds.toFixed(1)} s from a key at 100/s: ${made} upstream getBalance calls (${((made / sent) * 1_000).toFixed(0)} per 1,000; allowed ${allowed}); answers ${JSON.stringify(Object.fromEntries(classes))}`);
+  t.diagnostic(
+    `reads flood: ${sent} reads in ${seconds.toFixed(1)} s from a key at 100/s: ${made} upstream getBalance calls (${((made / sent) * 1_000).toFixed(0)} per 1,000; allowed ${allowed}); answers ${JSON.stringify(Object.fromEntries(classes))}`,
+  );
   assert.ok(made <= allowed, `${made} upstream reads, at most ${allowed}`);
   assert.equal(made, classes.get('result'), 'every read answered with a result went upstream once, and no refused one did');
   assert.deepEqual([...classes.keys()].sort(), ['-32097', 'result']);

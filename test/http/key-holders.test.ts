@@ -87,7 +87,11 @@ describe('key holders', () => {
     const carol = await fundedKeypair(connection, 1);
     const bob = Keypair.generate();
     const txs = [await transferTx(connection, alice, bob.publicKey, 1_000_000), await failingTransferTx(connection, carol, bob.publicKey)];
-    const sent = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [txs, { encoding: 'base64' }] }, { 'x-api-key': other });
+    const sent = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [txs, { encoding: 'base64' }] },
+      { 'x-api-key': other },
+    );
     assert.equal(sent.body.error.code, -32090, JSON.stringify(sent.body));
     const bundleId = sent.body.error.data.bundleId as string;
 
@@ -116,7 +120,11 @@ describe('landed bytes sent again by another key, once the duplicate window has 
     const alice = await fundedKeypair(connection);
     const tx = await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000);
     const signature = (await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }])).body.result as string;
-    await until(async () => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result?.value?.state, (state) => state === 'landed', 5_000);
+    await until(
+      async () => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result?.value?.state,
+      (state) => state === 'landed',
+      5_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_200)); // past the window: the gateway no longer remembers the bytes
 
     // Anyone can copy landed bytes from the chain and send them.

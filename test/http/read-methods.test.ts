@@ -33,8 +33,17 @@ describe('reads answered from the embedded ledger, in Solana shapes (through web
 
   it('records anti_mev with each submission in the journal', async () => {
     const alice = await fundedKeypair(ctx.connection);
-    const protectedOne = await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000), { encoding: 'base64' }]);
-    const batch = await submitBatch(ctx.gw.url, ctx.gw.key, [await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000)], [], '?anti_mev=1');
+    const protectedOne = await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [
+      await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000),
+      { encoding: 'base64' },
+    ]);
+    const batch = await submitBatch(
+      ctx.gw.url,
+      ctx.gw.key,
+      [await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000)],
+      [],
+      '?anti_mev=1',
+    );
     await waitForStatus(ctx.connection, protectedOne.body.result);
     const row = async (signature: string) => {
       const [entry] = await ctx.gw.app.journal.find(signature);

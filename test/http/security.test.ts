@@ -28,21 +28,36 @@ describe('what clients can read', () => {
       const healthBody = await health.text();
       const texts = [JSON.stringify(read.body), healthBody];
       assert.equal(read.body.error.code, -32091);
-      assert.match(read.body.error.message, /^getLatestBlockhash could not be answered: every endpoint failed: http:\/\/127\.0\.0\.1:1\/…: connection refused$/);
+      assert.match(
+        read.body.error.message,
+        /^getLatestBlockhash could not be answered: every endpoint failed: http:\/\/127\.0\.0\.1:1\/…: connection refused$/,
+      );
       assert.equal(health.status, 503);
       for (const text of texts) {
-        for (const secret of ['hunter2', 'operator', 'PATH-SECRET', 'QUERY-SECRET', 'api-key']) assert.equal(text.includes(secret), false, `${secret} leaked: ${text}`);
+        for (const secret of ['hunter2', 'operator', 'PATH-SECRET', 'QUERY-SECRET', 'api-key'])
+          assert.equal(text.includes(secret), false, `${secret} leaked: ${text}`);
       }
     } finally {
       await gw.close();
     }
   });
 
-  it('there is no administration over HTTP, and the data directory is its owner\'s alone', async () => {
+  it("there is no administration over HTTP, and the data directory is its owner's alone", async () => {
     const gw = await startTestGateway();
     try {
-      for (const [method, path] of [['POST', '/keys'], ['GET', '/keys'], ['POST', '/admin'], ['GET', '/admin'], ['DELETE', '/keys/key_1'], ['POST', '/api/v1/keys']] as const) {
-        const response = await fetch(`${gw.url}${path}`, { method, headers: { 'x-api-key': gw.key, 'content-type': 'application/json' }, body: method === 'POST' ? '{"name":"x"}' : undefined });
+      for (const [method, path] of [
+        ['POST', '/keys'],
+        ['GET', '/keys'],
+        ['POST', '/admin'],
+        ['GET', '/admin'],
+        ['DELETE', '/keys/key_1'],
+        ['POST', '/api/v1/keys'],
+      ] as const) {
+        const response = await fetch(`${gw.url}${path}`, {
+          method,
+          headers: { 'x-api-key': gw.key, 'content-type': 'application/json' },
+          body: method === 'POST' ? '{"name":"x"}' : undefined,
+        });
         assert.equal(response.status, 404, `${method} ${path}`);
       }
       assert.match(gw.url, /^http:\/\/127\.0\.0\.1:/, 'bound to the loopback address unless configured otherwise');
@@ -50,7 +65,7 @@ describe('what clients can read', () => {
       const other = await startTestGateway({ dataDir: fresh });
       const mode = fs.statSync(fresh).mode & 0o777;
       await other.close();
-      assert.equal(mode, 0o700, 'a data directory it creates is its owner\'s alone');
+      assert.equal(mode, 0o700, "a data directory it creates is its owner's alone");
     } finally {
       await gw.close();
     }
@@ -66,7 +81,10 @@ describe('what clients can read', () => {
     try {
       const connection = connect(gw.url, gw.key);
       const alice = await fundedKeypair(connection);
-      await rpc(gw.url, gw.key, 'sendTransaction', [await transferTx(connection, alice, Keypair.generate().publicKey, 1_000), { encoding: 'base64' }]);
+      await rpc(gw.url, gw.key, 'sendTransaction', [
+        await transferTx(connection, alice, Keypair.generate().publicKey, 1_000),
+        { encoding: 'base64' },
+      ]);
       assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
       const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
       assert.ok(files.some((f) => f.name.endsWith('-wal')) && files.some((f) => /keys/.test(f.name)), files.map((f) => f.name).join(' '));
@@ -76,12 +94,21 @@ describe('what clients can read', () => {
     }
   });
 
-  it('a data directory that belongs to another user is refused, saying whose it is and what to run', { skip: process.geteuid?.() !== 0 && 'needs root to give a directory away' }, async () => {
-    const dir = makeDataDir();
-    dirs.push(dir);
-    fs.chownSync(dir, 4_242, 4_242);
-    await assert.rejects(startTestGateway({ dataDir: dir }), new RegExp(`^Error: ${dir} belongs to user 4242, not to the user Slipway runs as \\(0\\): run Slipway as that user, or give it the directory: chown -R 0 ${dir}$`));
-  });
+  it(
+    'a data directory that belongs to another user is refused, saying whose it is and what to run',
+    { skip: process.geteuid?.() !== 0 && 'needs root to give a directory away' },
+    async () => {
+      const dir = makeDataDir();
+      dirs.push(dir);
+      fs.chownSync(dir, 4_242, 4_242);
+      await assert.rejects(
+        startTestGateway({ dataDir: dir }),
+        new RegExp(
+          `^Error: ${dir} belongs to user 4242, not to the user Slipway runs as \\(0\\): run Slipway as that user, or give it the directory: chown -R 0 ${dir}$`,
+        ),
+      );
+    },
+  );
 
   it('a link in the data directory is not followed: what it points to outside keeps its mode', async () => {
     const dir = makeDataDir();
@@ -119,7 +146,8 @@ describe('logs at the default level', () => {
       server.child.kill('SIGTERM');
       assert.equal(await server.exited, 0);
       const logs = server.stderr.join('') + server.stdout.filter((line) => !line.includes(key)).join('\n');
-      for (const secret of [key, key.slice(4, 20), wrongKey, good.slice(0, 40), bad.slice(0, 40)]) assert.equal(logs.includes(secret), false, `${secret} found in the logs`);
+      for (const secret of [key, key.slice(4, 20), wrongKey, good.slice(0, 40), bad.slice(0, 40)])
+        assert.equal(logs.includes(secret), false, `${secret} found in the logs`);
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
     }

@@ -12,14 +12,17 @@ import { balanceOf, connect, failingTransferTx, fundedKeypair, transferTx, waitF
 
 const ctx = useGateway();
 
-const sendBundle = (txs: unknown, key = ctx.gw.key, config: unknown = { encoding: 'base64' }) => rpc(ctx.gw.url, key, 'sendBundle', [txs, config]);
+const sendBundle = (txs: unknown, key = ctx.gw.key, config: unknown = { encoding: 'base64' }) =>
+  rpc(ctx.gw.url, key, 'sendBundle', [txs, config]);
 
 /**
  * Why a bundle was rejected, and its ID. The embedded ledger rejects it in the answer
  * (-32090); a block engine answers the ID at once and says it failed through the bundle
  * statuses (docs/API.md, sendBundle), which is what a cluster's gateways face.
  */
-async function rejectionOf(answer: { body: { result?: string; error?: { code: number; message: string; data: { bundleId: string } } } }): Promise<{ bundleId: string; reason: string }> {
+async function rejectionOf(answer: {
+  body: { result?: string; error?: { code: number; message: string; data: { bundleId: string } } };
+}): Promise<{ bundleId: string; reason: string }> {
   if (TOPOLOGY === 'single') {
     assert.equal(answer.body.error!.code, -32090);
     return { bundleId: answer.body.error!.data.bundleId, reason: answer.body.error!.message };
@@ -80,7 +83,10 @@ describe('sendBundle', () => {
     assert.match(rejection.reason, /transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1/);
     assert.equal(rejection.bundleId, expectedBundleId(txs));
     if (TOPOLOGY === 'single') {
-      assert.match(answer.body.error.message, /^Bundle rejected: transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1; none of the bundle's transactions was processed$/);
+      assert.match(
+        answer.body.error.message,
+        /^Bundle rejected: transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1; none of the bundle's transactions was processed$/,
+      );
       assert.equal(answer.body.error.data.failedTransactionIndex, 2);
     }
     assert.equal(await balanceOf(ctx.connection, bob.publicKey), 0);
@@ -113,7 +119,10 @@ describe('sendBundle', () => {
     const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
     const landed = await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000);
-    await waitForStatus(ctx.connection, (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [landed, { encoding: 'base64' }])).body.result);
+    await waitForStatus(
+      ctx.connection,
+      (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [landed, { encoding: 'base64' }])).body.result,
+    );
     const fresh = await transferTx(ctx.connection, alice, bob.publicKey, 5_000_000);
     const answer = await sendBundle([fresh, landed]);
     assert.match((await rejectionOf(answer)).reason, /transaction 2 of 2 .* failed: This transaction has already been processed/);
@@ -124,7 +133,10 @@ describe('sendBundle', () => {
     const answer = await sendBundle(['AAAA'], ctx.gw.plainKey);
     assert.equal(answer.status, 403);
     assert.equal(answer.body.error.code, -32099);
-    assert.match(answer.body.error.message, /may not call sendBundle: bundles are enabled per key \(bin\/slipway keys set key_\w+ --bundle on\)/);
+    assert.match(
+      answer.body.error.message,
+      /may not call sendBundle: bundles are enabled per key \(bin\/slipway keys set key_\w+ --bundle on\)/,
+    );
     assert.equal(answer.body.id, 1);
   });
 
@@ -133,7 +145,10 @@ describe('sendBundle', () => {
     const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
     const twice = await sendBundle([tx, tx]);
     assert.equal(twice.body.error.code, -32602);
-    assert.equal(twice.body.error.message, 'transaction 2 (params[0][1]) repeats transaction 1: a bundle cannot contain the same transaction twice');
+    assert.equal(
+      twice.body.error.message,
+      'transaction 2 (params[0][1]) repeats transaction 1: a bundle cannot contain the same transaction twice',
+    );
     const six = await sendBundle([tx, tx, tx, tx, tx, tx]);
     assert.equal(six.body.error.message, 'params[0] has 6 transactions; at most 5');
     const none = await sendBundle([]);
@@ -144,7 +159,10 @@ describe('sendBundle', () => {
     unsigned.fill(0, 1, 65);
     const notSigned = await sendBundle([unsigned.toString('base64')]);
     assert.equal(notSigned.body.error.code, -32003);
-    assert.match(notSigned.body.error.message, /^transaction 1 \(params\[0\]\[0\]\): Transaction signature verification failure: signature 0 .* is empty: the transaction is not fully signed$/);
+    assert.match(
+      notSigned.body.error.message,
+      /^transaction 1 \(params\[0\]\[0\]\): Transaction signature verification failure: signature 0 .* is empty: the transaction is not fully signed$/,
+    );
   });
 });
 
@@ -198,7 +216,10 @@ describe('sendBundle result shape setting', () => {
     try {
       const c = connect(other.url, other.key);
       const alice = await fundedKeypair(c);
-      const txs = [await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000), await transferTx(c, alice, Keypair.generate().publicKey, 1_000_001)];
+      const txs = [
+        await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000),
+        await transferTx(c, alice, Keypair.generate().publicKey, 1_000_001),
+      ];
       const answer = await rpc(other.url, other.key, 'sendBundle', [txs, { encoding: 'base64' }]);
       assert.deepEqual(answer.body.result, txs.map(firstSignature));
     } finally {

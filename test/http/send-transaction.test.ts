@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSolanaRpc, address as kitAddress } from '@solana/kit';
-import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction, TransactionMessage, VersionedTransaction, AddressLookupTableProgram } from '@solana/web3.js';
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  SystemProgram,
+  Transaction,
+  TransactionMessage,
+  VersionedTransaction,
+  AddressLookupTableProgram,
+} from '@solana/web3.js';
 import bs58 from 'bs58';
 import { useGateway } from '../helpers/use-gateway';
 import { post, rpc } from '../helpers/rpc';
@@ -29,9 +37,21 @@ describe('sendTransaction with real clients', () => {
     const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
     const slot = await ctx.connection.getSlot();
-    const [create, table] = AddressLookupTableProgram.createLookupTable({ authority: alice.publicKey, payer: alice.publicKey, recentSlot: slot - 1 });
-    const extend = AddressLookupTableProgram.extendLookupTable({ lookupTable: table, authority: alice.publicKey, payer: alice.publicKey, addresses: [bob.publicKey] });
-    const setup = new Transaction({ feePayer: alice.publicKey, recentBlockhash: (await ctx.connection.getLatestBlockhash()).blockhash }).add(create, extend);
+    const [create, table] = AddressLookupTableProgram.createLookupTable({
+      authority: alice.publicKey,
+      payer: alice.publicKey,
+      recentSlot: slot - 1,
+    });
+    const extend = AddressLookupTableProgram.extendLookupTable({
+      lookupTable: table,
+      authority: alice.publicKey,
+      payer: alice.publicKey,
+      addresses: [bob.publicKey],
+    });
+    const setup = new Transaction({
+      feePayer: alice.publicKey,
+      recentBlockhash: (await ctx.connection.getLatestBlockhash()).blockhash,
+    }).add(create, extend);
     setup.sign(alice);
     await waitForStatus(ctx.connection, await ctx.connection.sendRawTransaction(setup.serialize()));
     await new Promise((resolve) => setTimeout(resolve, 120)); // lookup entries activate in the next slot
@@ -81,7 +101,10 @@ describe('sendTransaction with real clients', () => {
   it('with skipPreflight, a failing transaction is sent, fails on chain, and pays its fee', async () => {
     const alice = await fundedKeypair(ctx.connection);
     const before = await balanceOf(ctx.connection, alice.publicKey);
-    const answer = await send(await failingTransferTx(ctx.connection, alice, Keypair.generate().publicKey), { encoding: 'base64', skipPreflight: true });
+    const answer = await send(await failingTransferTx(ctx.connection, alice, Keypair.generate().publicKey), {
+      encoding: 'base64',
+      skipPreflight: true,
+    });
     assert.equal(typeof answer.body.result, 'string');
     const status = await waitForStatus(ctx.connection, answer.body.result);
     assert.deepEqual(status.err, { InstructionError: [0, { Custom: 1 }] });
@@ -160,9 +183,24 @@ describe('sendTransaction refusals name the problem', () => {
     ['bad maxRetries', ['AAAA', { encoding: 'base64', maxRetries: -1 }], -32602, 'params[1].maxRetries must be a non-negative integer'],
     ['three params', ['AAAA', { encoding: 'base64' }, 1], -32602, 'sendTransaction takes 2 params ([transaction, config]); got 3'],
     ['bad base64', ['AAA*', { encoding: 'base64' }], -32602, 'invalid base64 encoding: InvalidByte(3, 42)'],
-    ['too long', ['A'.repeat(1648), { encoding: 'base64' }], -32602, /^base64 encoded .* too large: 1648 bytes \(max: encoded\/raw 1644\/1232\)$/],
-    ['too large decoded', [Buffer.alloc(1233).toString('base64').slice(0, 1644), { encoding: 'base64' }], -32602, /^decoded .* too large: 1233 bytes/],
-    ['garbage', [Buffer.from('hello world!').toString('base64'), { encoding: 'base64' }], -32602, /^failed to deserialize solana_transaction::versioned::VersionedTransaction/],
+    [
+      'too long',
+      ['A'.repeat(1648), { encoding: 'base64' }],
+      -32602,
+      /^base64 encoded .* too large: 1648 bytes \(max: encoded\/raw 1644\/1232\)$/,
+    ],
+    [
+      'too large decoded',
+      [Buffer.alloc(1233).toString('base64').slice(0, 1644), { encoding: 'base64' }],
+      -32602,
+      /^decoded .* too large: 1233 bytes/,
+    ],
+    [
+      'garbage',
+      [Buffer.from('hello world!').toString('base64'), { encoding: 'base64' }],
+      -32602,
+      /^failed to deserialize solana_transaction::versioned::VersionedTransaction/,
+    ],
   ];
   for (const [name, params, code, message] of cases) {
     it(name, async () => {
@@ -230,7 +268,10 @@ describe('JSON-RPC envelope', () => {
       headers,
     );
     assert.equal(batch.status, 200);
-    assert.deepEqual(batch.body.map((r: { id: string }) => r.id), ['a', 'b', 'c']);
+    assert.deepEqual(
+      batch.body.map((r: { id: string }) => r.id),
+      ['a', 'b', 'c'],
+    );
     assert.equal(batch.body[1].error.code, -32601);
     assert.equal(batch.body[2].result, 'ok');
     const onlyNotifications = await post(ctx.gw.url, [{ jsonrpc: '2.0', method: 'getSlot' }], headers);
@@ -245,7 +286,11 @@ describe('JSON-RPC envelope', () => {
     const alice = await fundedKeypair(ctx.connection);
     const bob = Keypair.generate();
     const tx = await transferTx(ctx.connection, alice, bob.publicKey, 3_000_000);
-    const answer = await post(ctx.gw.url, { jsonrpc: '2.0', method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': ctx.gw.key });
+    const answer = await post(
+      ctx.gw.url,
+      { jsonrpc: '2.0', method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+      { 'x-api-key': ctx.gw.key },
+    );
     assert.equal(answer.status, 204);
     await waitForStatus(ctx.connection, bs58.encode(Transaction.from(Buffer.from(tx, 'base64')).signature!));
     assert.equal(await balanceOf(ctx.connection, bob.publicKey), 3_000_000);

@@ -42,7 +42,12 @@ describe('slow clients', () => {
     const { ms, answer } = await slow;
     assert.ok(ms >= 900 && ms < 3_000, `cut after ${ms} ms`);
     assert.match(answer, /^HTTP\/1\.1 408/);
-    assert.ok(answer.endsWith('{"code":-32600,"message":"the request took too long to arrive: send its headers within 1 s and all of it within 2 s"}'), answer);
+    assert.ok(
+      answer.endsWith(
+        '{"code":-32600,"message":"the request took too long to arrive: send its headers within 1 s and all of it within 2 s"}',
+      ),
+      answer,
+    );
   });
 
   it('a client that sends its body too slowly is cut off after httpRequestTimeoutMs', async () => {

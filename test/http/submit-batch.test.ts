@@ -74,12 +74,37 @@ describe('/submit-batch', () => {
 
   const refusals: [string, unknown, number, string | RegExp][] = [
     ['empty batch', { transactions: [], options: [] }, -32602, 'params.transactions is empty: a batch needs 1 to 5 transactions'],
-    ['six transactions', { transactions: ['A', 'A', 'A', 'A', 'A', 'A'], options: [] }, -32602, 'params.transactions has 6 transactions; at most 5'],
-    ['options not empty', { transactions: ['AAAA'], options: ['fast'] }, -32602, 'params.options must be an empty array []: it is reserved for future use and takes no option yet'],
-    ['options missing', { transactions: ['AAAA'] }, -32602, 'params.options is required and must be an empty array [] (reserved for future use)'],
-    ['transactions not an array', { transactions: 'AAAA', options: [] }, -32602, 'params.transactions must be an array of 1 to 5 Base64 transactions'],
+    [
+      'six transactions',
+      { transactions: ['A', 'A', 'A', 'A', 'A', 'A'], options: [] },
+      -32602,
+      'params.transactions has 6 transactions; at most 5',
+    ],
+    [
+      'options not empty',
+      { transactions: ['AAAA'], options: ['fast'] },
+      -32602,
+      'params.options must be an empty array []: it is reserved for future use and takes no option yet',
+    ],
+    [
+      'options missing',
+      { transactions: ['AAAA'] },
+      -32602,
+      'params.options is required and must be an empty array [] (reserved for future use)',
+    ],
+    [
+      'transactions not an array',
+      { transactions: 'AAAA', options: [] },
+      -32602,
+      'params.transactions must be an array of 1 to 5 Base64 transactions',
+    ],
     ['a member not a string', { transactions: [5], options: [] }, -32602, 'transaction 1 (params.transactions[0]) must be a Base64 string'],
-    ['bad base64 member', { transactions: ['AA=A'], options: [] }, -32602, /^transaction 1 \(params\.transactions\[0\]\): invalid base64 encoding/],
+    [
+      'bad base64 member',
+      { transactions: ['AA=A'], options: [] },
+      -32602,
+      /^transaction 1 \(params\.transactions\[0\]\): invalid base64 encoding/,
+    ],
   ];
   for (const [name, params, code, message] of refusals) {
     it(`refuses: ${name}`, async () => {
@@ -96,7 +121,10 @@ describe('/submit-batch', () => {
     const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
     const answer = await submitBatch(ctx.gw.url, ctx.gw.key, [tx, tx]);
     assert.equal(answer.status, 400);
-    assert.equal(answer.body.message, 'transaction 2 (params.transactions[1]) repeats transaction 1: a batch cannot contain the same transaction twice');
+    assert.equal(
+      answer.body.message,
+      'transaction 2 (params.transactions[1]) repeats transaction 1: a batch cannot contain the same transaction twice',
+    );
   });
 
   it('refuses malformed bodies in its own shape', async () => {

@@ -14,7 +14,8 @@ import { SubscriptionServer } from '../../src/http/subscriptions';
 import type { Router } from '../../src/pipeline/router';
 import type { SignatureStatusView } from '../../src/upstreams/upstream';
 
-const randomSignature = () => bs58.encode(Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 7 + Math.floor(Math.random() * 256)) % 256)));
+const randomSignature = () =>
+  bs58.encode(Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 7 + Math.floor(Math.random() * 256)) % 256)));
 
 test('one signature the upstream refuses does not hold up the notifications of the others in its batch', async () => {
   const poison = randomSignature();
@@ -29,7 +30,11 @@ test('one signature the upstream refuses does not hold up the notifications of t
       },
     },
   } as unknown as Router;
-  const authenticator: Authenticator = { authenticate: (key) => (key === 'k' ? ({ id: 'key_k' } as never) : null), unavailable: () => null, close: () => {} };
+  const authenticator: Authenticator = {
+    authenticate: (key) => (key === 'k' ? ({ id: 'key_k' } as never) : null),
+    unavailable: () => null,
+    close: () => {},
+  };
   const admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 0 });
   const subscriptions = new SubscriptionServer({
     authenticator,
@@ -57,7 +62,10 @@ test('one signature the upstream refuses does not hold up the notifications of t
       else if (typeof message.result === 'number') ids.push(message.result);
     });
     const signatures = Array.from({ length: 300 }, (_, i) => (i === 17 ? poison : randomSignature()));
-    for (const [i, signature] of signatures.entries()) socket.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'signatureSubscribe', params: [signature, { commitment: 'confirmed' }] }));
+    for (const [i, signature] of signatures.entries())
+      socket.send(
+        JSON.stringify({ jsonrpc: '2.0', id: i, method: 'signatureSubscribe', params: [signature, { commitment: 'confirmed' }] }),
+      );
     const deadline = Date.now() + 5_000;
     while (notified.size < 299 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(ids.length, 300);

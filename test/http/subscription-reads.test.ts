@@ -23,7 +23,16 @@ const randomSignature = () => bs58.encode(Buffer.from(Array.from({ length: 64 },
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The key, changed by the tests as `bin/slipway keys set` changes a running gateway's. */
-const key = { id: 'key_k', name: 'k', bundle: false, tps: null, bundlesPerSecond: null, readsPerSecond: null as number | null, createdAt: '', revokedAt: null };
+const key = {
+  id: 'key_k',
+  name: 'k',
+  bundle: false,
+  tps: null,
+  bundlesPerSecond: null,
+  readsPerSecond: null as number | null,
+  createdAt: '',
+  revokedAt: null,
+};
 /** Every getSignatureStatuses the gateway asked its upstream: the signatures in it. */
 const asked: string[][] = [];
 let subscriptions: SubscriptionServer;
@@ -41,7 +50,11 @@ before(async () => {
       },
     },
   } as unknown as Router;
-  const authenticator: Authenticator = { authenticate: (presented) => (presented === 'k' ? (key as unknown as ApiKeyRecord) : null), unavailable: () => null, close: () => {} };
+  const authenticator: Authenticator = {
+    authenticate: (presented) => (presented === 'k' ? (key as unknown as ApiKeyRecord) : null),
+    unavailable: () => null,
+    close: () => {},
+  };
   admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 0 });
   subscriptions = new SubscriptionServer({
     authenticator,
@@ -92,7 +105,10 @@ describe("subscriptions and the key's reads per second", () => {
       assert.ok(accepted.length >= 1 && accepted.length <= 6, `${accepted.length} accepted at 5 reads per second`);
       assert.equal(accepted.length + refused.length, 20);
       assert.equal(refused[0].error.code, -32097);
-      assert.match(refused[0].error.message, /^Rate limit exceeded: API key key_k may send 5 reads per second; nothing was read; this request fits again in \d\.\d{3} s$/);
+      assert.match(
+        refused[0].error.message,
+        /^Rate limit exceeded: API key key_k may send 5 reads per second; nothing was read; this request fits again in \d\.\d{3} s$/,
+      );
       await pause(1_100);
       subscribe(socket, 100);
       while (!answers.has(100)) await pause(10);

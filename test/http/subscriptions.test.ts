@@ -39,7 +39,9 @@ describe('WebSocket subscriptions', () => {
     const connection = new Connection(`${gw.url}/?api-key=${gw.key}`, 'confirmed');
     const alice = await fundedKeypair(connect(gw.url, gw.key));
     const bob = Keypair.generate();
-    const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: LAMPORTS_PER_SOL }));
+    const tx = new Transaction().add(
+      SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: LAMPORTS_PER_SOL }),
+    );
     const signature = await sendAndConfirmTransaction(connection, tx, [alice]);
     assert.equal(typeof signature, 'string');
     assert.equal(await balanceOf(connection, bob.publicKey), LAMPORTS_PER_SOL);
@@ -50,7 +52,9 @@ describe('WebSocket subscriptions', () => {
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
     const latest = await connection.getLatestBlockhash();
-    const tx = new Transaction({ feePayer: alice.publicKey, ...latest }).add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: 2_000_000 }));
+    const tx = new Transaction({ feePayer: alice.publicKey, ...latest }).add(
+      SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: 2_000_000 }),
+    );
     tx.sign(alice);
     const signature = await connection.sendRawTransaction(tx.serialize());
     const confirmed = await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
@@ -76,7 +80,11 @@ describe('WebSocket subscriptions', () => {
       createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(payer, m),
       (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
-      (m) => appendTransactionMessageInstruction(getTransferSolInstruction({ source: payer, destination: recipient.address, amount: lamports(3_000_000n) }), m),
+      (m) =>
+        appendTransactionMessageInstruction(
+          getTransferSolInstruction({ source: payer, destination: recipient.address, amount: lamports(3_000_000n) }),
+          m,
+        ),
     );
     const signed = await signTransactionMessageWithSigners(message);
     await sendAndConfirmTransactionFactory({ rpc, rpcSubscriptions })(signed as never, { commitment: 'confirmed' });

@@ -17,7 +17,9 @@ import { fundedKeypair, waitForStatus } from '../helpers/solana';
 const ctx = useGateway();
 
 async function sendSigned(payer: Keypair, signers: Keypair[], ...instructions: TransactionInstruction[]): Promise<string> {
-  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: (await ctx.connection.getLatestBlockhash()).blockhash }).add(...instructions);
+  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: (await ctx.connection.getLatestBlockhash()).blockhash }).add(
+    ...instructions,
+  );
   tx.sign(payer, ...signers);
   const signature = await ctx.connection.sendRawTransaction(tx.serialize());
   const status = await waitForStatus(ctx.connection, signature);
@@ -34,7 +36,13 @@ describe('SPL token through the gateway', () => {
     await sendSigned(
       alice,
       [mint],
-      SystemProgram.createAccount({ fromPubkey: alice.publicKey, newAccountPubkey: mint.publicKey, space: MINT_SIZE, lamports: rent, programId: TOKEN_PROGRAM_ID }),
+      SystemProgram.createAccount({
+        fromPubkey: alice.publicKey,
+        newAccountPubkey: mint.publicKey,
+        space: MINT_SIZE,
+        lamports: rent,
+        programId: TOKEN_PROGRAM_ID,
+      }),
       createInitializeMint2Instruction(mint.publicKey, 6, alice.publicKey, null),
     );
     const aliceAta = getAssociatedTokenAddressSync(mint.publicKey, alice.publicKey);

@@ -72,7 +72,8 @@ function raw(port: number, bytes: string | Buffer): Promise<string> {
   });
 }
 
-const upgradeHeaders = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nHost: x\r\n';
+const upgradeHeaders =
+  'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nHost: x\r\n';
 
 function open(port: number, query = `?api-key=${key}`, options: WebSocket.ClientOptions = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
@@ -105,7 +106,8 @@ async function call(socket: WebSocket, request: unknown) {
 }
 
 const signature = () => bs58.encode(Buffer.from(Array.from({ length: 64 }, () => Math.floor(Math.random() * 256))));
-const subscribe = (socket: WebSocket, id = 1) => call(socket, { jsonrpc: '2.0', id, method: 'signatureSubscribe', params: [signature(), { commitment: 'confirmed' }] });
+const subscribe = (socket: WebSocket, id = 1) =>
+  call(socket, { jsonrpc: '2.0', id, method: 'signatureSubscribe', params: [signature(), { commitment: 'confirmed' }] });
 
 describe('hostile upgrade requests, on the main port and on port + 1', () => {
   const targets = ['//', 'http://[::1', '/%', '/?api-key=%ZZ', '*', 'http://x:99999/', `/${'a'.repeat(8000)}`];
@@ -170,9 +172,17 @@ describe('hostile frames from a key holder', () => {
     ['not JSON', '{', false],
     ['params an object', '{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":{"a":1}}', false],
     ['params[1] a string', `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${signature()}","confirmed"]}`, false],
-    ['commitment toString', `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${signature()}",{"commitment":"toString"}]}`, false],
+    [
+      'commitment toString',
+      `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${signature()}",{"commitment":"toString"}]}`,
+      false,
+    ],
     ['a signature of 64 KiB', `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${'1'.repeat(60_000)}"]}`, false],
-    ['a signature of the wrong length', `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${bs58.encode(Buffer.alloc(32, 1))}"]}`, false],
+    [
+      'a signature of the wrong length',
+      `{"jsonrpc":"2.0","id":1,"method":"signatureSubscribe","params":["${bs58.encode(Buffer.alloc(32, 1))}"]}`,
+      false,
+    ],
     ['an id that is an object', '{"jsonrpc":"2.0","id":{},"method":"slotSubscribe"}', false],
     ['an id of 10,000 characters', `{"jsonrpc":"2.0","id":"${'i'.repeat(10_000)}","method":"slotSubscribe"}`, false],
     ['an unsubscribe of -1', '{"jsonrpc":"2.0","id":1,"method":"slotUnsubscribe","params":[-1]}', false],
@@ -281,11 +291,16 @@ describe('limits', () => {
   });
 
   it("a revoked key's sockets are closed within a second", async (t) => {
-    const created = JSON.parse((await runCli(['keys', 'create', '--name', 'doomed', '--json', '--data-dir', dataDir])).stdout) as { id: string; key: string };
+    const created = JSON.parse((await runCli(['keys', 'create', '--name', 'doomed', '--json', '--data-dir', dataDir])).stdout) as {
+      id: string;
+      key: string;
+    };
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const socket = await open(ports[1]!, `?api-key=${created.key}`);
     assert.equal(typeof (await call(socket, { jsonrpc: '2.0', id: 1, method: 'slotSubscribe' })).message.result, 'number');
-    const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })));
+    const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) =>
+      socket.on('close', (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })),
+    );
     const revoked = await runCli(['keys', 'revoke', created.id, '--data-dir', dataDir]);
     assert.equal(revoked.code, 0);
     const revokedAt = Date.now();

@@ -17,7 +17,9 @@ describe('getTransaction and getBlock on the embedded ledger', () => {
   it('a landed transfer: its slot, fee and balances; its block names the slot leader in the Fee reward', async () => {
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
-    const signature = await connection.sendRawTransaction(Buffer.from(await transferTx(connection, alice, bob.publicKey, 0.5 * LAMPORTS_PER_SOL), 'base64'));
+    const signature = await connection.sendRawTransaction(
+      Buffer.from(await transferTx(connection, alice, bob.publicKey, 0.5 * LAMPORTS_PER_SOL), 'base64'),
+    );
     const status = await waitForStatus(connection, signature);
 
     const tx = await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
@@ -51,7 +53,10 @@ describe('getTransaction and getBlock on the embedded ledger', () => {
 
   it('a transaction that failed on chain: its error and the fee it paid', async () => {
     const alice = await fundedKeypair(connection);
-    const signature = await connection.sendRawTransaction(Buffer.from(await failingTransferTx(connection, alice, Keypair.generate().publicKey), 'base64'), { skipPreflight: true });
+    const signature = await connection.sendRawTransaction(
+      Buffer.from(await failingTransferTx(connection, alice, Keypair.generate().publicKey), 'base64'),
+      { skipPreflight: true },
+    );
     await waitForStatus(connection, signature);
     const tx = await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     assert.deepEqual(tx!.meta!.err, { InstructionError: [0, { Custom: 1 }] });
@@ -72,12 +77,17 @@ describe('getTransaction and getBlock on the embedded ledger', () => {
     const refused = (await rpc(gw.url, gw.key, 'getTransaction', [signature, { encoding: 'json' }])).body;
     assert.equal(refused.error.code, -32015);
     assert.match(refused.error.message, /"maxSupportedTransactionVersion": 0/);
-    const base64 = (await rpc(gw.url, gw.key, 'getTransaction', [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0 }])).body.result;
+    const base64 = (await rpc(gw.url, gw.key, 'getTransaction', [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0 }]))
+      .body.result;
     assert.equal(base64.version, 0);
     assert.deepEqual(base64.transaction, [Buffer.from(v0.serialize()).toString('base64'), 'base64']);
     assert.deepEqual(base64.meta.loadedAddresses, { writable: [], readonly: [] });
-    const parsed = (await rpc(gw.url, gw.key, 'getTransaction', [signature, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0 }])).body.error;
-    assert.deepEqual(parsed, { code: -32602, message: 'encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58' });
+    const parsed = (await rpc(gw.url, gw.key, 'getTransaction', [signature, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0 }]))
+      .body.error;
+    assert.deepEqual(parsed, {
+      code: -32602,
+      message: 'encoding jsonParsed is not supported by the embedded ledger; use json, base64 or base58',
+    });
   });
 
   it('unknown signatures, future and forgotten slots', async () => {

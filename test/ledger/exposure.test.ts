@@ -26,7 +26,8 @@ describe('exposure to sandwiching leaders, recorded by the local cluster', () =>
   });
   after(() => cluster.close());
 
-  const call = async (path: string, method: string, params: unknown[]) => (await post(`${cluster.nodes[0]!.url}${path}`, { jsonrpc: '2.0', id: 1, method, params })).body;
+  const call = async (path: string, method: string, params: unknown[]) =>
+    (await post(`${cluster.nodes[0]!.url}${path}`, { jsonrpc: '2.0', id: 1, method, params })).body;
 
   it('a transaction sent to the RPC node is seen by the upcoming leaders; one sent to the block engine by its own leader only', async () => {
     const connection = connect(cluster.nodes[0]!.url, '');
@@ -54,14 +55,20 @@ describe('exposure to sandwiching leaders, recorded by the local cluster', () =>
       assert.equal(exposure.sandwichedBy, exposure.exposedTo.find((identity) => sandwichers.includes(identity)) ?? null);
       if (exposure.sandwichedBy !== null) sandwiched++;
     }
-    assert.ok(sandwiched > 0 && sandwiched < sent.length, `3 of 8 leaders sandwich: some transactions and not all are exposed (${sandwiched} of ${sent.length})`);
+    assert.ok(
+      sandwiched > 0 && sandwiched < sent.length,
+      `3 of 8 leaders sandwich: some transactions and not all are exposed (${sandwiched} of ${sent.length})`,
+    );
     const unknown = (await call('/', 'getTransactionExposure', [['1'.repeat(64)]])).result.value;
     assert.deepEqual(unknown, [null]);
   });
 
   it('refuses a sandwiching identity that is not in the schedule, naming it', () => {
     const stranger = Keypair.generate().publicKey.toBase58();
-    assert.throws(() => resolveConfig({ ledgerSandwichers: stranger }, {}), new RegExp(`ledgerSandwichers: ${stranger} is not one of the leader schedule's validators`));
+    assert.throws(
+      () => resolveConfig({ ledgerSandwichers: stranger }, {}),
+      new RegExp(`ledgerSandwichers: ${stranger} is not one of the leader schedule's validators`),
+    );
     assert.deepEqual(resolveConfig({ ledgerSandwichers: sandwichers.join(',') }, {}).ledgerSandwichers, sandwichers);
   });
 });

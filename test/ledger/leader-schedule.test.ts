@@ -25,9 +25,14 @@ describe('the embedded ledger’s leader schedule, through the gateway', () => {
       counts.set(leader, (counts.get(leader) ?? 0) + 1);
     }
     assert.equal(counts.size, identities.length, 'every validator leads some slots');
-    for (const [leader, count] of counts) assert.ok(count > 250 && count < 750, `${leader} leads ${count} of 4,000 slots (about 500 expected)`);
+    for (const [leader, count] of counts)
+      assert.ok(count > 250 && count < 750, `${leader} leads ${count} of 4,000 slots (about 500 expected)`);
     const again = await ctx.connection.getSlotLeaders(start + 1_000, 8);
-    assert.deepEqual(again.map((k) => k.toBase58()), leaders.slice(1_000, 1_008).map((k) => k.toBase58()), 'the same slot has the same leader every time');
+    assert.deepEqual(
+      again.map((k) => k.toBase58()),
+      leaders.slice(1_000, 1_008).map((k) => k.toBase58()),
+      'the same slot has the same leader every time',
+    );
   });
 
   it('answers getLeaderSchedule, getSlotLeader and getEpochInfo consistently with getSlotLeaders', async () => {
@@ -75,8 +80,14 @@ describe('a configured leader schedule', () => {
   });
 
   it('stops start-up on a bad identity, naming the setting', () => {
-    assert.throws(() => resolveConfig({ ledgerLeaders: `${mine[0]},nope!` }, {}), /ledgerLeaders: validator identity "nope!" is not base58/);
-    assert.throws(() => resolveConfig({}, { SLIPWAY_LEDGER_LEADERS: `${mine[0]},${mine[0]}` }), /ledgerLeaders: validator identities must be distinct/);
+    assert.throws(
+      () => resolveConfig({ ledgerLeaders: `${mine[0]},nope!` }, {}),
+      /ledgerLeaders: validator identity "nope!" is not base58/,
+    );
+    assert.throws(
+      () => resolveConfig({}, { SLIPWAY_LEDGER_LEADERS: `${mine[0]},${mine[0]}` }),
+      /ledgerLeaders: validator identities must be distinct/,
+    );
     assert.deepEqual(parseConfigFile({ ledgerLeaders: mine }, 'test').settings.ledgerLeaders, mine.join(','));
     assert.throws(() => parseConfigFile({ ledgerLeaders: [] }, 'test'), /ledgerLeaders/);
   });

@@ -41,7 +41,9 @@ describe('ledger node: a Solana JSON-RPC node', () => {
   it('serves @solana/web3.js without a key: airdrop, send, confirm', async () => {
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
-    const signature = await connection.sendRawTransaction(Buffer.from(await transferTx(connection, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64'));
+    const signature = await connection.sendRawTransaction(
+      Buffer.from(await transferTx(connection, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64'),
+    );
     await waitForStatus(connection, signature);
     assert.equal(await balanceOf(connection, bob.publicKey), LAMPORTS_PER_SOL);
   });
@@ -152,7 +154,10 @@ describe('ledger node: fault injection', () => {
       await assert.rejects(ask(300), { name: 'TimeoutError' });
       await setFault('drop');
       const bob = Keypair.generate();
-      const dropped = await call('sendTransaction', [await transferTx(connection, alice, bob.publicKey, 1_000_000), { encoding: 'base64' }]);
+      const dropped = await call('sendTransaction', [
+        await transferTx(connection, alice, bob.publicKey, 1_000_000),
+        { encoding: 'base64' },
+      ]);
       assert.equal(typeof dropped.body.result, 'string', 'answered with success');
       await new Promise((resolve) => setTimeout(resolve, 150));
       assert.deepEqual((await connection.getSignatureStatuses([dropped.body.result])).value, [null], 'and never executed');

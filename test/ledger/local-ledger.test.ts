@@ -14,7 +14,12 @@ function fundedLedger() {
   return { ledger, alice };
 }
 
-function transfer(ledger: LocalLedger, from: Keypair, lamports: number, blockhash = ledger.latestBlockhash().blockhash): ValidatedTransaction {
+function transfer(
+  ledger: LocalLedger,
+  from: Keypair,
+  lamports: number,
+  blockhash = ledger.latestBlockhash().blockhash,
+): ValidatedTransaction {
   const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: blockhash }).add(
     SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports }),
   );
@@ -65,7 +70,10 @@ describe('embedded ledger', () => {
     const bob = Keypair.generate();
     const tx = new Transaction({
       feePayer: alice.publicKey,
-      nonceInfo: { nonce: stored.nonce, nonceInstruction: SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: alice.publicKey }) },
+      nonceInfo: {
+        nonce: stored.nonce,
+        nonceInstruction: SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: alice.publicKey }),
+      },
     }).add(SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: 1_000_000 }));
     tx.sign(alice);
     const durable = validateTransaction(tx.serialize().toString('base64'), '');

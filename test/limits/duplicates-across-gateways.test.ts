@@ -48,7 +48,12 @@ describe('duplicates across gateways sharing Redis', () => {
   };
   const transfer = (from: Keypair, lamports: number, tip = 0) => ledgerTransfer(cluster.ledger, from, lamports, tip);
   const sends = (method: string) => cluster.nodes[0]!.calls.filter((c) => c.method === method).length;
-  const sendTo = (gw: TestGateway, tx: string) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': gw.key });
+  const sendTo = (gw: TestGateway, tx: string) =>
+    post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] },
+      { 'x-api-key': gw.key },
+    );
 
   it('the same transaction sent to both at once, and again later: forwarded once, the same signature from each', async () => {
     const from = payer();
@@ -58,7 +63,10 @@ describe('duplicates across gateways sharing Redis', () => {
     assert.equal(answers[0]!.body.result, answers[1]!.body.result);
     assert.equal(typeof answers[0]!.body.result, 'string', JSON.stringify(answers[0]!.body));
     const again = await Promise.all(gateways.map((gw) => sendTo(gw, tx)));
-    assert.deepEqual(again.map((a) => a.body.result), answers.map((a) => a.body.result));
+    assert.deepEqual(
+      again.map((a) => a.body.result),
+      answers.map((a) => a.body.result),
+    );
     assert.equal(sends('sendTransaction') - before, 1, 'forwarded once');
     // Journaled by exactly one of them.
     const journaled = await Promise.all(gateways.map(async (gw) => (await gw.app.journal.find(answers[0]!.body.result)).length));
@@ -69,7 +77,10 @@ describe('duplicates across gateways sharing Redis', () => {
     const from = payer();
     const [a, b, c] = [transfer(from, 1_000_001), transfer(from, 1_000_002), transfer(from, 1_000_003)];
     const before = sends('sendTransaction');
-    const [first, second] = await Promise.all([submitBatch(gateways[0]!.url, gateways[0]!.key, [a, b]), submitBatch(gateways[1]!.url, gateways[1]!.key, [b, c])]);
+    const [first, second] = await Promise.all([
+      submitBatch(gateways[0]!.url, gateways[0]!.key, [a, b]),
+      submitBatch(gateways[1]!.url, gateways[1]!.key, [b, c]),
+    ]);
     assert.equal(first!.body.code, 1, JSON.stringify(first!.body));
     assert.equal(second!.body.code, 1, JSON.stringify(second!.body));
     assert.equal(first!.body.signatures[1], second!.body.signatures[0]);
@@ -80,7 +91,11 @@ describe('duplicates across gateways sharing Redis', () => {
     const from = payer();
     const bundle = [transfer(from, 2_000_000, 1_000_000)];
     const before = sends('sendBundle');
-    const answers = await Promise.all(gateways.map((gw) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [bundle, { encoding: 'base64' }] }, { 'x-api-key': gw.key })));
+    const answers = await Promise.all(
+      gateways.map((gw) =>
+        post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [bundle, { encoding: 'base64' }] }, { 'x-api-key': gw.key }),
+      ),
+    );
     assert.match(answers[0]!.body.result, /^[0-9a-f]{64}$/, JSON.stringify(answers[0]!.body));
     assert.equal(answers[1]!.body.result, answers[0]!.body.result);
     assert.equal(sends('sendBundle') - before, 1);

@@ -28,7 +28,9 @@ function stalledRequest(url: string, key: string): net.Socket {
   const { port } = new URL(url);
   const socket = net.connect(Number(port), '127.0.0.1');
   socket.on('error', () => {});
-  socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nx-api-key: ${key}\r\n\r\n{"jsonrpc":`);
+  socket.write(
+    `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nx-api-key: ${key}\r\n\r\n{"jsonrpc":`,
+  );
   return socket;
 }
 
@@ -62,10 +64,22 @@ describe('fairness before cost', () => {
     assert.deepEqual(codes, [-32003, -32003, -32097, -32097]);
     const over = await send(valid);
     assert.equal(over.status, 429);
-    assert.match(over.body.error.message, new RegExp(`^Rate limit exceeded: API key ${keys.slow!.id} may send 2 transactions per second; nothing was submitted`));
+    assert.match(
+      over.body.error.message,
+      new RegExp(`^Rate limit exceeded: API key ${keys.slow!.id} may send 2 transactions per second; nothing was submitted`),
+    );
     // A batch and a bundle too: counted by their length before their members are read.
-    assert.equal((await submitBatch(gw.url, keys.slow!.key, [bad, bad, bad])).body.message.startsWith('this request has 3 transactions, more than API key'), true);
-    const bundle = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [['not base64', 'x', 'y'], { encoding: 'base64' }] }, { 'x-api-key': keys.slow!.key });
+    assert.equal(
+      (await submitBatch(gw.url, keys.slow!.key, [bad, bad, bad])).body.message.startsWith(
+        'this request has 3 transactions, more than API key',
+      ),
+      true,
+    );
+    const bundle = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [['not base64', 'x', 'y'], { encoding: 'base64' }] },
+      { 'x-api-key': keys.slow!.key },
+    );
     assert.equal(bundle.body.error.code, -32097);
   });
 
@@ -78,27 +92,46 @@ describe('fairness before cost', () => {
     const over = await rpc(gw.url, key, 'getBalance', [Keypair.generate().publicKey.toBase58()]);
     assert.equal(over.status, 429);
     assert.equal(over.body.error.code, -32097);
-    assert.match(over.body.error.message, new RegExp(`^Rate limit exceeded: API key ${id} may send 5 reads per second; nothing was read; this request fits again in 0\\.\\d{3} s$`));
+    assert.match(
+      over.body.error.message,
+      new RegExp(
+        `^Rate limit exceeded: API key ${id} may send 5 reads per second; nothing was read; this request fits again in 0\\.\\d{3} s$`,
+      ),
+    );
     assert.ok(Number(over.headers.get('retry-after')) >= 1);
     // A submission is not a read: it goes through (and fails on its own merits).
     const submission = await rpc(gw.url, key, 'sendTransaction', ['AAAA', { encoding: 'base64' }]);
     assert.equal(submission.body.error.code, -32602, JSON.stringify(submission.body));
     // Six reads in one batch can never fit a limit of 5: each entry says so, and nothing went upstream.
-    const batch = await post(gw.url, Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })), { 'x-api-key': key });
+    const batch = await post(
+      gw.url,
+      Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })),
+      { 'x-api-key': key },
+    );
     assert.equal(batch.body.length, 6);
     for (const entry of batch.body) {
       assert.equal(entry.error.code, -32097);
-      assert.equal(entry.error.message, `this request has 6 reads, more than API key ${id} may send in a second (5): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${id} --reads-per-second N)`);
+      assert.equal(
+        entry.error.message,
+        `this request has 6 reads, more than API key ${id} may send in a second (5): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${id} --reads-per-second N)`,
+      );
     }
     // Set from the command line, seen without a restart.
     const set = await runCli(['keys', 'set', id, '--reads-per-second', 'off', '--data-dir', gw.dataDir]);
     assert.equal(set.code, 0, set.stderr);
     assert.match(set.stderr, /no read limit/);
-    const listed = JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', gw.dataDir])).stdout).find((k: { id: string }) => k.id === id);
+    const listed = JSON.parse((await runCli(['keys', 'list', '--json', '--data-dir', gw.dataDir])).stdout).find(
+      (k: { id: string }) => k.id === id,
+    );
     assert.equal(listed.readsPerSecond, null);
     const deadline = Date.now() + 3_000;
     let answer;
-    do answer = await post(gw.url, Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })), { 'x-api-key': key });
+    do
+      answer = await post(
+        gw.url,
+        Array.from({ length: 6 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })),
+        { 'x-api-key': key },
+      );
     while (answer.body[0].error !== undefined && Date.now() < deadline);
     assert.equal(typeof answer.body[5].result, 'number');
   });
@@ -110,10 +143,17 @@ describe('fairness before cost', () => {
       const third = await rpc(gw.url, keys.busy!.key, 'getSlot', []);
       assert.equal(third.status, 429);
       assert.equal(third.body.error.code, -32097);
-      assert.equal(third.body.error.message, `API key ${keys.busy!.id} has 2 requests in progress (maxInFlightPerKey): nothing was done; wait for answers before sending more`);
+      assert.equal(
+        third.body.error.message,
+        `API key ${keys.busy!.id} has 2 requests in progress (maxInFlightPerKey): nothing was done; wait for answers before sending more`,
+      );
       assert.equal(third.headers.get('retry-after'), '1');
       // The fast path (exact path, Content-Length, no query) refuses the same way.
-      const fast = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AAAA', { encoding: 'base64' }] }, { 'x-api-key': keys.busy!.key });
+      const fast = await post(
+        gw.url,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AAAA', { encoding: 'base64' }] },
+        { 'x-api-key': keys.busy!.key },
+      );
       assert.equal(fast.status, 429);
       // maxInFlightRequests is 3: the other key still has its place.
       const other = await rpc(gw.url, keys.patient!.key, 'getSlot', []);

@@ -21,7 +21,6 @@ import { post, submitBatch } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
 import { until } from '../helpers/until';
 
-
 describe('per-key rate limits', () => {
   let gw: TestGateway;
   let connection: Connection;
@@ -38,7 +37,8 @@ describe('per-key rate limits', () => {
   });
   after(() => gw.close());
 
-  const send = (tx: string) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': limited.key });
+  const send = (tx: string) =>
+    post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': limited.key });
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it('sendTransaction over the limit: HTTP 429, Retry-After, -32097, and nothing submitted', async () => {
@@ -51,9 +51,17 @@ describe('per-key rate limits', () => {
     const over = await send(txs[3]!);
     assert.equal(over.status, 429);
     assert.equal(over.body.error.code, -32097);
-    assert.match(over.body.error.message, new RegExp(`^Rate limit exceeded: API key ${limited.id} may send 3 transactions per second; nothing was submitted; this request fits again in 0\\.\\d{3} s$`));
+    assert.match(
+      over.body.error.message,
+      new RegExp(
+        `^Rate limit exceeded: API key ${limited.id} may send 3 transactions per second; nothing was submitted; this request fits again in 0\\.\\d{3} s$`,
+      ),
+    );
     assert.equal(over.headers.get('retry-after'), '1');
-    await until(() => balanceOf(connection, bob.publicKey), (b) => b === 6_000_000);
+    await until(
+      () => balanceOf(connection, bob.publicKey),
+      (b) => b === 6_000_000,
+    );
     await pause(300);
     assert.equal(await balanceOf(connection, bob.publicKey), 6_000_000, 'the refused one was not submitted');
     const refusedSignature = bs58.encode(VersionedTransaction.deserialize(Buffer.from(txs[3]!, 'base64')).signatures[0]!);
@@ -77,7 +85,10 @@ describe('per-key rate limits', () => {
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     const never = await submitBatch(gw.url, limited.key, txs);
     assert.equal(never.status, 429);
-    assert.equal(never.body.message, `this request has 4 transactions, more than API key ${limited.id} may send in a second (3): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${limited.id} --tps N)`);
+    assert.equal(
+      never.body.message,
+      `this request has 4 transactions, more than API key ${limited.id} may send in a second (3): it can never fit; send fewer at a time or raise the key's limit (bin/slipway keys set ${limited.id} --tps N)`,
+    );
     assert.equal(never.headers.get('retry-after'), null);
     await pause(500);
     assert.equal(await balanceOf(connection, bob.publicKey), 3_000_000, 'only the first batch was submitted');
@@ -87,7 +98,8 @@ describe('per-key rate limits', () => {
     const alice = await fundedKeypair(connection);
     const bundle = async (lamports: number) => [await transferTx(connection, alice, Keypair.generate().publicKey, lamports)];
     await pause(1_100);
-    const sendBundle = async (txs: string[]) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [txs, { encoding: 'base64' }] }, { 'x-api-key': limited.key });
+    const sendBundle = async (txs: string[]) =>
+      post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [txs, { encoding: 'base64' }] }, { 'x-api-key': limited.key });
     assert.match((await sendBundle(await bundle(1_000_000))).body.result, /^[0-9a-f]{64}$/);
     const second = await sendBundle(await bundle(2_000_000));
     assert.equal(second.status, 429);
@@ -101,13 +113,23 @@ describe('per-key rate limits', () => {
     assert.deepEqual([record.tps, record.bundlesPerSecond], [50, null]);
     // Within a second the server has it: bundles go through again.
     const txs = await bundle(3_000_000);
-    await until(async () => (await sendBundle(txs)).status, (status) => status === 200, 3_000);
+    await until(
+      async () => (await sendBundle(txs)).status,
+      (status) => status === 200,
+      3_000,
+    );
   });
 
   it('keys without limits are not counted', async () => {
     const alice = await fundedKeypair(connection);
-    const txs = await Promise.all(Array.from({ length: 8 }, (_, n) => transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + n)));
-    const answers = await Promise.all(txs.map((tx) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key })));
+    const txs = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + n)),
+    );
+    const answers = await Promise.all(
+      txs.map((tx) =>
+        post(gw.url, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key }),
+      ),
+    );
     for (const answer of answers) assert.equal(typeof answer.body.result, 'string');
   });
 

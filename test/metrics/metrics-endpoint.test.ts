@@ -37,8 +37,14 @@ describe('GET /metrics', () => {
     assert.equal(typeof (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [good, { encoding: 'base64' }])).body.result, 'string');
     const damaged = Buffer.from(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 2_000_000), 'base64');
     damaged[5] = damaged[5]! ^ 0xff; // inside the signature
-    assert.equal((await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [damaged.toString('base64'), { encoding: 'base64' }])).body.error.code, -32003);
-    const batch = await submitBatch(ctx.gw.url, ctx.gw.key, [await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 3_000_000), await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 4_000_000)]);
+    assert.equal(
+      (await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [damaged.toString('base64'), { encoding: 'base64' }])).body.error.code,
+      -32003,
+    );
+    const batch = await submitBatch(ctx.gw.url, ctx.gw.key, [
+      await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 3_000_000),
+      await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 4_000_000),
+    ]);
     assert.equal(batch.body.code, 1);
     // Landed once confirmed: a tracking round or two after the send.
     const after = await until(
@@ -46,7 +52,10 @@ describe('GET /metrics', () => {
         await ctx.gw.app.tracker.runRound();
         return scrape(ctx.gw.url);
       },
-      (now) => (now.get('slipway_transaction_states_total{state="landed"}') ?? 0) - (before.get('slipway_transaction_states_total{state="landed"}') ?? 0) >= 3,
+      (now) =>
+        (now.get('slipway_transaction_states_total{state="landed"}') ?? 0) -
+          (before.get('slipway_transaction_states_total{state="landed"}') ?? 0) >=
+        3,
     );
 
     const delta = (series: string) => (after.get(series) ?? 0) - (before.get(series) ?? 0);
@@ -61,12 +70,17 @@ describe('GET /metrics', () => {
     assert.equal(delta('slipway_upstream_sends_total{upstream="embedded",operation="transaction",outcome="ok"}'), 3);
     assert.equal(delta('slipway_upstream_send_seconds_count{upstream="embedded",operation="transaction"}'), 3);
     assert.equal(delta(`slipway_key_transactions_total{key_id="${ctx.gw.app.initialKey!.id}"}`), 3);
-    for (const series of ['slipway_tracked_transactions', 'slipway_rebroadcast_shed_total', 'slipway_protected_held_total', 'nodejs_eventloop_lag_seconds']) {
+    for (const series of [
+      'slipway_tracked_transactions',
+      'slipway_rebroadcast_shed_total',
+      'slipway_protected_held_total',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
       assert.ok(after.has(series), `${series} is exposed`);
     }
   });
 
-  it('needs no API key (it is the operator\'s, not a client\'s)', async () => {
+  it("needs no API key (it is the operator's, not a client's)", async () => {
     const response = await fetch(`${ctx.gw.url}/metrics`);
     assert.equal(response.status, 200);
   });
@@ -76,10 +90,18 @@ describe('who may read /metrics', () => {
   it('with metricsToken set: only whoever sends it as a bearer token', async () => {
     const gw = await startTestGateway({ metricsToken: 'operator-secret' });
     try {
-      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'operator-secret' }, { 'x-api-key': gw.key }] as Record<string, string>[]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer wrong' },
+        { authorization: 'operator-secret' },
+        { 'x-api-key': gw.key },
+      ] as Record<string, string>[]) {
         const response = await fetch(`${gw.url}/metrics`, { headers });
         assert.equal(response.status, 401, JSON.stringify(headers));
-        assert.deepEqual(await response.json(), { code: 401, message: 'send the metricsToken configured on the gateway as "Authorization: Bearer <token>"' });
+        assert.deepEqual(await response.json(), {
+          code: 401,
+          message: 'send the metricsToken configured on the gateway as "Authorization: Bearer <token>"',
+        });
       }
       await scrape(gw.url, { authorization: 'Bearer operator-secret' });
     } finally {
@@ -96,7 +118,10 @@ describe('who may read /metrics', () => {
       const { port } = new URL(gw.url);
       const response = await fetch(`http://${external}:${port}/metrics`);
       assert.equal(response.status, 403);
-      assert.match(((await response.json()) as { message: string }).message, /^this page is served to clients on the gateway's own machine only; set metricsToken/);
+      assert.match(
+        ((await response.json()) as { message: string }).message,
+        /^this page is served to clients on the gateway's own machine only; set metricsToken/,
+      );
       await scrape(`http://127.0.0.1:${port}`);
     } finally {
       await gw.close();
@@ -112,7 +137,10 @@ describe('who may read /metrics', () => {
           const response = await fetch(`${gw.url}${path}`, { headers: header });
           assert.equal(response.status, 403, `${path} ${JSON.stringify(header)}`);
           const { message } = (await response.json()) as { message: string };
-          assert.match(message, new RegExp(`this request came through a proxy \\(it carries ${name}\\); set (metricsToken|dashboardToken)`));
+          assert.match(
+            message,
+            new RegExp(`this request came through a proxy \\(it carries ${name}\\); set (metricsToken|dashboardToken)`),
+          );
         }
       }
       await scrape(gw.url);

@@ -29,7 +29,12 @@ describe('submission counters (counted on the hot path, handed to prom-client wh
 
     const alice = await fundedKeypair(ctx.connection);
     const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, LAMPORTS_PER_SOL / 10);
-    const send = () => post(`${ctx.gw.url}/`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': ctx.gw.key });
+    const send = () =>
+      post(
+        `${ctx.gw.url}/`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+        { 'x-api-key': ctx.gw.key },
+      );
     const first = await send();
     const again = await send();
     assert.equal(typeof first.body.result, 'string');

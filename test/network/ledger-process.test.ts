@@ -22,7 +22,10 @@ describe('kill -9 of a gateway in front of RPC nodes', () => {
     const dir = makeDataDir();
     dirs.push(dir);
     const configFile = path.join(dir, 'slipway.config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ upstreams: { rpc: { type: 'rpc', urls: [node.url] } }, rebroadcast: { intervalMs: 100 } }));
+    fs.writeFileSync(
+      configFile,
+      JSON.stringify({ upstreams: { rpc: { type: 'rpc', urls: [node.url] } }, rebroadcast: { intervalMs: 100 } }),
+    );
     const env = { SLIPWAY_CONFIG: configFile };
     try {
       const server = await startServer(dir, env);
@@ -33,7 +36,10 @@ describe('kill -9 of a gateway in front of RPC nodes', () => {
       node.fault('drop'); // the node answers and does not execute: nothing lands before the crash
       const signatures: string[] = [];
       for (const [i, bob] of recipients.slice(0, 3).entries()) {
-        const answer = await rpc(server.url, key, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 1_000_000 + i), { encoding: 'base64' }]);
+        const answer = await rpc(server.url, key, 'sendTransaction', [
+          await transferTx(c, alice, bob.publicKey, 1_000_000 + i),
+          { encoding: 'base64' },
+        ]);
         assert.equal(typeof answer.body.result, 'string');
         signatures.push(answer.body.result);
       }
@@ -45,7 +51,10 @@ describe('kill -9 of a gateway in front of RPC nodes', () => {
       const listed = await runCli(['submissions', 'list', '--json', '--data-dir', dir]);
       const entries = JSON.parse(listed.stdout) as { transactions: { state: string }[] }[];
       assert.equal(entries.length, 4, listed.stderr);
-      assert.ok(entries.every((e) => e.transactions.every((t) => t.state === 'forwarded')), 'journaled as forwarded, not landed');
+      assert.ok(
+        entries.every((e) => e.transactions.every((t) => t.state === 'forwarded')),
+        'journaled as forwarded, not landed',
+      );
 
       node.fault('none');
       const again = await startServer(dir, env);
@@ -72,7 +81,9 @@ describe('the gateway in front of bin/slipway ledger', () => {
   it('sends transactions through its RPC node and bundles through its block engine, over HTTP', async () => {
     const ledgerDir = makeDataDir();
     dirs.push(ledgerDir);
-    const ledger = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', ledgerDir, '--slot-ms', '50'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const ledger = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', ledgerDir, '--slot-ms', '50'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const nodeUrl = await new Promise<string>((resolve) =>
         readline.createInterface({ input: ledger.stdout! }).on('line', (line) => {
@@ -80,15 +91,21 @@ describe('the gateway in front of bin/slipway ledger', () => {
           if (match) resolve(match[1]!);
         }),
       );
-      const gw = await startTestGateway({}, {
-        upstreams: { rpc: { type: 'rpc', urls: [nodeUrl] }, jito: { type: 'jito', urls: [`${nodeUrl}/api/v1`] } },
-        rebroadcast: { intervalMs: 100 },
-      });
+      const gw = await startTestGateway(
+        {},
+        {
+          upstreams: { rpc: { type: 'rpc', urls: [nodeUrl] }, jito: { type: 'jito', urls: [`${nodeUrl}/api/v1`] } },
+          rebroadcast: { intervalMs: 100 },
+        },
+      );
       try {
         const c = connect(gw.url, gw.key);
         const alice = await fundedKeypair(c);
         const [bob, carol, dave] = [Keypair.generate(), Keypair.generate(), Keypair.generate()];
-        const single = await rpc(gw.url, gw.key, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 1_000_000), { encoding: 'base64' }]);
+        const single = await rpc(gw.url, gw.key, 'sendTransaction', [
+          await transferTx(c, alice, bob.publicKey, 1_000_000),
+          { encoding: 'base64' },
+        ]);
         const batch = await submitBatch(gw.url, gw.key, [await transferTx(c, alice, carol.publicKey, 2_000_000)]);
         const tipped = new Transaction({ feePayer: alice.publicKey, recentBlockhash: (await c.getLatestBlockhash()).blockhash }).add(
           SystemProgram.transfer({ fromPubkey: alice.publicKey, toPubkey: dave.publicKey, lamports: 3_000_000 }),

@@ -17,14 +17,17 @@ let connection: Connection;
 before(async () => {
   cluster = await startCluster(3);
   const [a, b, engine] = cluster.nodes;
-  gw = await startTestGateway({}, {
-    upstreams: {
-      rpc: { type: 'rpc', urls: [a!.url, b!.url] },
-      jito: { type: 'jito', urls: [`${engine!.url}/api/v1`] },
+  gw = await startTestGateway(
+    {},
+    {
+      upstreams: {
+        rpc: { type: 'rpc', urls: [a!.url, b!.url] },
+        jito: { type: 'jito', urls: [`${engine!.url}/api/v1`] },
+      },
+      requestTimeoutMs: TIMEOUT_MS,
+      rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
     },
-    requestTimeoutMs: TIMEOUT_MS,
-    rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
-  });
+  );
   connection = connect(gw.url, gw.key);
 });
 after(async () => {
@@ -44,7 +47,8 @@ const stateOf = async (signatureOrBundleId: string) => {
   const entry = (await gw.app.journal.find(signatureOrBundleId))[0]!;
   return entry.transactions.find((tx) => tx.signature === signatureOrBundleId) ?? entry.transactions[0]!;
 };
-const sends = (node: number, path = 'rpc') => cluster.nodes[node]!.calls.filter((c) => c.method === 'sendTransaction' && c.path === path).length;
+const sends = (node: number, path = 'rpc') =>
+  cluster.nodes[node]!.calls.filter((c) => c.method === 'sendTransaction' && c.path === path).length;
 
 /** A transfer that also tips the block engine its documented minimum (the tip accounts exist from genesis). */
 async function tippedBundle(payer: Keypair, to: PublicKey, lamports: number, tip = 1_000): Promise<string> {
@@ -60,7 +64,9 @@ describe('through Solana RPC nodes', () => {
   it('sends a transaction to every node, it lands, and the journal says landed', async () => {
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
-    const signature = await connection.sendRawTransaction(Buffer.from(await transferTx(connection, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64'));
+    const signature = await connection.sendRawTransaction(
+      Buffer.from(await transferTx(connection, alice, bob.publicKey, LAMPORTS_PER_SOL), 'base64'),
+    );
     await waitForStatus(connection, signature);
     assert.equal(await balanceOf(connection, bob.publicKey), LAMPORTS_PER_SOL);
     assert.equal(sends(0), 1);
@@ -86,7 +92,14 @@ describe('through Solana RPC nodes', () => {
     assert.deepEqual(states, ['landed', 'failed', 'landed']);
     assert.match((await stateOf(answer.body.signatures[1])).reason!, /custom program error: 0x1/);
     const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [answer.body.signatures])).body.result.value;
-    assert.deepEqual(view.map((v: { state: string; kind: string }) => [v.kind, v.state]), [['batch member', 'landed'], ['batch member', 'failed'], ['batch member', 'landed']]);
+    assert.deepEqual(
+      view.map((v: { state: string; kind: string }) => [v.kind, v.state]),
+      [
+        ['batch member', 'landed'],
+        ['batch member', 'failed'],
+        ['batch member', 'landed'],
+      ],
+    );
     assert.equal(view[1].reason, 'Error processing Instruction 0: custom program error: 0x1');
     assert.deepEqual(view[1].routes, ['rpc']);
     const other = (await rpc(gw.url, gw.plainKey, 'getSubmissionStatuses', [answer.body.signatures])).body.result.value;
@@ -115,7 +128,10 @@ describe('through a Jito block engine', () => {
 
   it('refuses a bundle without a tip before sending it', async () => {
     const alice = await fundedKeypair(connection);
-    const answer = await rpc(gw.url, gw.key, 'sendBundle', [[await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000)], { encoding: 'base64' }]);
+    const answer = await rpc(gw.url, gw.key, 'sendBundle', [
+      [await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000)],
+      { encoding: 'base64' },
+    ]);
     assert.equal(answer.body.error.code, -32093);
     assert.match(answer.body.error.message, /jito does not take this bundle: the bundle tips 0 lamports .* at least 1000 are needed/);
     assert.equal(cluster.nodes[2]!.calls.filter((c) => c.method === 'sendBundle').length, 0);
@@ -153,7 +169,9 @@ describe('status view', () => {
     const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[signature]])).body.result.value[0];
     assert.equal(view.state, 'rejected');
     assert.match(view.reason, /^refused: Transaction signature verification failure/);
-    const unknown = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [['1111111111111111111111111111111111111111111111111111111111111111']])).body.result.value;
+    const unknown = (
+      await rpc(gw.url, gw.key, 'getSubmissionStatuses', [['1111111111111111111111111111111111111111111111111111111111111111']])
+    ).body.result.value;
     assert.deepEqual(unknown, [null]);
     const bad = await rpc(gw.url, gw.key, 'getSubmissionStatuses', ['nope']);
     assert.equal(bad.body.error.code, -32602);
@@ -166,7 +184,11 @@ describe('anti-MEV traffic', () => {
     const bob = Keypair.generate();
     const tx = await transferTx(connection, alice, bob.publicKey, 4_000_000);
     for (const node of cluster.nodes) node.calls.length = 0;
-    const answer = await post(`${gw.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key });
+    const answer = await post(
+      `${gw.url}/?anti_mev=1`,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+      { 'x-api-key': gw.key },
+    );
     await waitForStatus(connection, answer.body.result);
     assert.equal(await balanceOf(connection, bob.publicKey), 4_000_000);
     await gw.app.tracker.runRound();
@@ -180,7 +202,14 @@ describe('anti-MEV traffic', () => {
   it('a protected transaction that pays its own tip goes to the block engine as a bundle of one (bundleOnly); one without a tip goes plain', async () => {
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
-    const send = async (tx: string) => (await post(`${gw.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key })).body.result as string;
+    const send = async (tx: string) =>
+      (
+        await post(
+          `${gw.url}/?anti_mev=1`,
+          { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+          { 'x-api-key': gw.key },
+        )
+      ).body.result as string;
     const tipped = await send(await tippedBundle(alice, bob.publicKey, 1_000_000));
     const plain = await send(await transferTx(connection, alice, bob.publicKey, 2_000_000));
     await waitForStatus(connection, tipped);
@@ -199,7 +228,10 @@ describe('faults', () => {
       const recipients = [Keypair.generate(), Keypair.generate(), Keypair.generate()];
       for (const [i, bob] of recipients.entries()) {
         const started = Date.now();
-        const answer = await rpc(gw.url, gw.key, 'sendTransaction', [await transferTx(connection, alice, bob.publicKey, 1_000_000 + i), { encoding: 'base64' }]);
+        const answer = await rpc(gw.url, gw.key, 'sendTransaction', [
+          await transferTx(connection, alice, bob.publicKey, 1_000_000 + i),
+          { encoding: 'base64' },
+        ]);
         assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
         assert.ok(Date.now() - started < 3 * TIMEOUT_MS + 500, `answered in ${Date.now() - started} ms`);
         await waitForStatus(connection, answer.body.result);
@@ -209,18 +241,24 @@ describe('faults', () => {
   }
 
   it('two RPC upstreams, the first hanging: every submission still lands, within the timeouts', async () => {
-    const two = await startTestGateway({}, {
-      upstreams: { first: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, second: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
-      routes: { sendTransaction: ['first', 'second'], submitBatch: ['first', 'second'], reads: 'second' },
-      requestTimeoutMs: TIMEOUT_MS,
-    });
+    const two = await startTestGateway(
+      {},
+      {
+        upstreams: { first: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, second: { type: 'rpc', urls: [cluster.nodes[1]!.url] } },
+        routes: { sendTransaction: ['first', 'second'], submitBatch: ['first', 'second'], reads: 'second' },
+        requestTimeoutMs: TIMEOUT_MS,
+      },
+    );
     try {
       const c = connect(two.url, two.key);
       const alice = await fundedKeypair(c);
       cluster.nodes[0]!.fault('hang');
       const bob = Keypair.generate();
       const started = Date.now();
-      const answer = await rpc(two.url, two.key, 'sendTransaction', [await transferTx(c, alice, bob.publicKey, 1_000_000), { encoding: 'base64' }]);
+      const answer = await rpc(two.url, two.key, 'sendTransaction', [
+        await transferTx(c, alice, bob.publicKey, 1_000_000),
+        { encoding: 'base64' },
+      ]);
       assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
       assert.ok(Date.now() - started < 3 * TIMEOUT_MS + 500, `answered in ${Date.now() - started} ms`);
       const batch = await submitBatch(two.url, two.key, [await transferTx(c, alice, bob.publicKey, 2_000_000)]);
@@ -240,7 +278,10 @@ describe('faults', () => {
     cluster.nodes[1]!.fault('error');
     const preflight = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }]);
     assert.equal(preflight.body.error.code, -32091);
-    assert.match(preflight.body.error.message, /^the preflight simulation could not run: rpc: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: (connection reset|HTTP 503)/);
+    assert.match(
+      preflight.body.error.message,
+      /^the preflight simulation could not run: rpc: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: (connection reset|HTTP 503)/,
+    );
     const answer = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64', skipPreflight: true }]);
     assert.equal(answer.body.error.code, -32091);
     assert.match(answer.body.error.message, /^no upstream took the transaction: rpc: no RPC node took the transaction: /);
@@ -254,7 +295,10 @@ describe('faults', () => {
     const alice = await fundedKeypair(connection);
     await rpc(gw.url, gw.key, 'sendBundle', [[await tippedBundle(alice, Keypair.generate().publicKey, 1_000_000)], { encoding: 'base64' }]);
     cluster.nodes[2]!.fault('refuse');
-    const answer = await rpc(gw.url, gw.key, 'sendBundle', [[await tippedBundle(alice, Keypair.generate().publicKey, 2_000_000)], { encoding: 'base64' }]);
+    const answer = await rpc(gw.url, gw.key, 'sendBundle', [
+      [await tippedBundle(alice, Keypair.generate().publicKey, 2_000_000)],
+      { encoding: 'base64' },
+    ]);
     assert.equal(answer.body.error.code, -32091);
     assert.match(answer.body.error.message, /^no upstream took the bundle: jito: no block engine took the bundle: .*connection reset/);
   });
@@ -263,16 +307,22 @@ describe('faults', () => {
 describe('expiry', () => {
   it('a transaction whose blockhash expires is marked expired and its rebroadcast stops', async () => {
     const fast = await startCluster(1, 5);
-    const other = await startTestGateway({}, {
-      upstreams: { rpc: { type: 'rpc', urls: [fast.nodes[0]!.url] } },
-      requestTimeoutMs: TIMEOUT_MS,
-      rebroadcast: { intervalMs: 50, maxAttempts: 10_000, queueCapacity: 100 },
-    });
+    const other = await startTestGateway(
+      {},
+      {
+        upstreams: { rpc: { type: 'rpc', urls: [fast.nodes[0]!.url] } },
+        requestTimeoutMs: TIMEOUT_MS,
+        rebroadcast: { intervalMs: 50, maxAttempts: 10_000, queueCapacity: 100 },
+      },
+    );
     try {
       const c = connect(other.url, other.key);
       const alice = await fundedKeypair(c);
       fast.nodes[0]!.fault('drop');
-      const answer = await rpc(other.url, other.key, 'sendTransaction', [await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000), { encoding: 'base64' }]);
+      const answer = await rpc(other.url, other.key, 'sendTransaction', [
+        await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000),
+        { encoding: 'base64' },
+      ]);
       const signature = answer.body.result as string;
       let state = 'forwarded';
       const started = Date.now();
@@ -300,19 +350,25 @@ describe('expiry', () => {
 describe('rebroadcast queue', () => {
   it('is bounded: when full, the most-retried transactions are shed and counted', async () => {
     const { register } = await import('prom-client');
-    const shedCount = async () => ((await register.getSingleMetric('slipway_rebroadcast_shed_total')!.get()).values[0]?.value ?? 0);
-    const small = await startTestGateway({}, {
-      upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } },
-      requestTimeoutMs: TIMEOUT_MS,
-      rebroadcast: { intervalMs: 60_000, maxAttempts: 1000, queueCapacity: 3 },
-    });
+    const shedCount = async () => (await register.getSingleMetric('slipway_rebroadcast_shed_total')!.get()).values[0]?.value ?? 0;
+    const small = await startTestGateway(
+      {},
+      {
+        upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } },
+        requestTimeoutMs: TIMEOUT_MS,
+        rebroadcast: { intervalMs: 60_000, maxAttempts: 1000, queueCapacity: 3 },
+      },
+    );
     try {
       const c = connect(small.url, small.key);
       const alice = await fundedKeypair(c);
       cluster.nodes[0]!.fault('drop');
       const before = await shedCount();
       for (let i = 0; i < 5; i++) {
-        const answer = await rpc(small.url, small.key, 'sendTransaction', [await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i), { encoding: 'base64' }]);
+        const answer = await rpc(small.url, small.key, 'sendTransaction', [
+          await transferTx(c, alice, Keypair.generate().publicKey, 1_000_000 + i),
+          { encoding: 'base64' },
+        ]);
         assert.equal(typeof answer.body.result, 'string');
       }
       assert.ok(small.app.tracker.size <= 3, `tracking ${small.app.tracker.size}`);
@@ -330,21 +386,38 @@ describe('configuration', () => {
       startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['http://127.0.0.1:1'] } }, routes: { sendBundle: ['rpc'] } }),
       /routes\.sendBundle\[0\]: upstream "rpc" is a Solana RPC node, which cannot execute bundles atomically/,
     );
-    await assert.rejects(startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['nope'] } } }), /upstreams\.rpc\.urls\.0: must be an http:\/\/ or https:\/\/ URL/);
+    await assert.rejects(
+      startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['nope'] } } }),
+      /upstreams\.rpc\.urls\.0: must be an http:\/\/ or https:\/\/ URL/,
+    );
     await assert.rejects(startTestGateway({}, { requestTimeout: 5 }), /\(top level\): Unrecognized key: "requestTimeout"/);
   });
 
   it('refuses anti_mev=1 clearly when no protected upstream is configured', async () => {
     const plain = await startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } });
     try {
-      const answer = await post(`${plain.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AAAA', { encoding: 'base64' }] }, { 'x-api-key': plain.key });
+      const answer = await post(
+        `${plain.url}/?anti_mev=1`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AAAA', { encoding: 'base64' }] },
+        { 'x-api-key': plain.key },
+      );
       assert.equal(answer.body.error.code, -32602, 'validation comes first');
       const alice = await fundedKeypair(connect(plain.url, plain.key));
       const tx = await transferTx(connect(plain.url, plain.key), alice, Keypair.generate().publicKey, 1_000_000);
-      const refused = await post(`${plain.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': plain.key });
-      assert.deepEqual(refused.body.error, { code: -32092, message: 'anti_mev=1 is not available on this gateway: no protected upstream is configured' });
+      const refused = await post(
+        `${plain.url}/?anti_mev=1`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+        { 'x-api-key': plain.key },
+      );
+      assert.deepEqual(refused.body.error, {
+        code: -32092,
+        message: 'anti_mev=1 is not available on this gateway: no protected upstream is configured',
+      });
       const bundle = await rpc(plain.url, plain.key, 'sendBundle', [[tx], { encoding: 'base64' }]);
-      assert.deepEqual(bundle.body.error, { code: -32092, message: 'sendBundle is not available on this gateway: no upstream is configured for it' });
+      assert.deepEqual(bundle.body.error, {
+        code: -32092,
+        message: 'sendBundle is not available on this gateway: no upstream is configured for it',
+      });
     } finally {
       await plain.close();
     }

@@ -43,11 +43,17 @@ before(async () => {
   cluster = await startCluster(2);
   await new Promise((resolve) => setTimeout(resolve, 100));
   before_ = handles();
-  gw = await startTestGateway({ logLevel: 'error' }, {
-    upstreams: { rpc: { type: 'rpc', urls: cluster.nodes.map((n) => n.url) }, jito: { type: 'jito', urls: cluster.nodes.map((n) => `${n.url}/api/v1`) } },
-    requestTimeoutMs: TIMEOUT_MS,
-    rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
-  });
+  gw = await startTestGateway(
+    { logLevel: 'error' },
+    {
+      upstreams: {
+        rpc: { type: 'rpc', urls: cluster.nodes.map((n) => n.url) },
+        jito: { type: 'jito', urls: cluster.nodes.map((n) => `${n.url}/api/v1`) },
+      },
+      requestTimeoutMs: TIMEOUT_MS,
+      rebroadcast: { intervalMs: 100, maxAttempts: 1000, queueCapacity: 1000 },
+    },
+  );
   connection = connect(gw.url, gw.key);
 });
 after(() => cluster.close());
@@ -61,12 +67,24 @@ describe('an RPC node that misbehaves', () => {
       const bob = Keypair.generate();
       cluster.nodes[0]!.fault(mode);
       try {
-        const single = await rpc(gw.url, gw.key, 'sendTransaction', [await transferTx(connection, alice, bob.publicKey, 1_000_000), { encoding: 'base64' }]);
+        const single = await rpc(gw.url, gw.key, 'sendTransaction', [
+          await transferTx(connection, alice, bob.publicKey, 1_000_000),
+          { encoding: 'base64' },
+        ]);
         assert.equal(typeof single.body.result, 'string', `preflight and send failed over: ${JSON.stringify(single.body)}`);
-        const batch = await submitBatch(gw.url, gw.key, [await transferTx(connection, alice, bob.publicKey, 2_000_000), await transferTx(connection, alice, bob.publicKey, 3_000_000)]);
+        const batch = await submitBatch(gw.url, gw.key, [
+          await transferTx(connection, alice, bob.publicKey, 2_000_000),
+          await transferTx(connection, alice, bob.publicKey, 3_000_000),
+        ]);
         assert.equal(batch.body.code, 1, JSON.stringify(batch.body));
-        await until(() => balanceOf(connection, bob.publicKey), (lamports) => lamports === 6_000_000);
-        const bundle = await rpc(gw.url, gw.key, 'sendBundle', [[ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)], { encoding: 'base64' }]);
+        await until(
+          () => balanceOf(connection, bob.publicKey),
+          (lamports) => lamports === 6_000_000,
+        );
+        const bundle = await rpc(gw.url, gw.key, 'sendBundle', [
+          [ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)],
+          { encoding: 'base64' },
+        ]);
         assert.equal(typeof bundle.body.result, 'string', `the other block-engine region took the bundle: ${JSON.stringify(bundle.body)}`);
 
         const tx = await transferTx(connection, alice, bob.publicKey, 4_000_000);
@@ -84,7 +102,10 @@ describe('an RPC node that misbehaves', () => {
         assert.match(refused.body.error.message, named);
         const journaled = (await gw.app.journal.find(signatureOf(tx)))[0]!.transactions[0]!;
         assert.equal(journaled.state, 'rejected', 'what no node took is journaled with its final state');
-        const noEngine = await rpc(gw.url, gw.key, 'sendBundle', [[ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)], { encoding: 'base64' }]);
+        const noEngine = await rpc(gw.url, gw.key, 'sendBundle', [
+          [ledgerTransfer(cluster.ledger, alice, 1_000_000, 1_000_000)],
+          { encoding: 'base64' },
+        ]);
         assert.equal(noEngine.body.error.code, -32091);
         assert.match(noEngine.body.error.message, /^no upstream took the bundle: jito: no block engine took the bundle: /);
         const preflight = await rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64' }]);
@@ -102,15 +123,25 @@ describe('after the faults', () => {
     const entries = await gw.app.journal.since(0);
     const accepted = entries.flatMap((entry) => entry.transactions).filter((tx) => tx.state !== 'rejected');
     assert.ok(accepted.length >= FAULTS.length * 4, `${accepted.length} accepted`);
-    await until(async () => (await gw.app.journal.since(0)).flatMap((e) => e.transactions).filter((tx) => tx.state === 'forwarded').length, (n) => n === 0, 5_000);
+    await until(
+      async () => (await gw.app.journal.since(0)).flatMap((e) => e.transactions).filter((tx) => tx.state === 'forwarded').length,
+      (n) => n === 0,
+      5_000,
+    );
     const final = (await gw.app.journal.since(0)).flatMap((e) => e.transactions).map((tx) => tx.state);
     assert.deepEqual([...new Set(final)].sort(), ['landed', 'rejected']);
-    t.diagnostic(`faults: ${accepted.length} answered with success, ${final.filter((s) => s === 'landed').length} landed; ${final.filter((s) => s === 'rejected').length} refused and journaled rejected`);
+    t.diagnostic(
+      `faults: ${accepted.length} answered with success, ${final.filter((s) => s === 'landed').length} landed; ${final.filter((s) => s === 'rejected').length} refused and journaled rejected`,
+    );
   });
 
   it('the closed gateway holds no socket and no timer', async () => {
     await gw.close();
     // The nodes close their side of the gateway's connections a moment later.
-    await until(async () => handles(), (now) => JSON.stringify(now) === JSON.stringify(before_), 3_000);
+    await until(
+      async () => handles(),
+      (now) => JSON.stringify(now) === JSON.stringify(before_),
+      3_000,
+    );
   });
 });

@@ -16,7 +16,9 @@ import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gate
 import { post, rpc, submitBatch } from '../helpers/rpc';
 
 /** Nine validators (fixed keys, so every run draws the same schedule), three of which sandwich: a third of the leaders. */
-const identities = Array.from({ length: 9 }, (_, i) => Keypair.fromSeed(createHash('sha256').update(`anti-mev test validator ${i}`).digest()).publicKey.toBase58());
+const identities = Array.from({ length: 9 }, (_, i) =>
+  Keypair.fromSeed(createHash('sha256').update(`anti-mev test validator ${i}`).digest()).publicKey.toBase58(),
+);
 const sandwichers = identities.slice(0, 3);
 const SLOT_MS = 100;
 const WAVES = 100;
@@ -77,7 +79,12 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
   const exposures = async (signatures: string[]): Promise<(Exposure | null)[]> => {
     const all: (Exposure | null)[] = [];
     for (let i = 0; i < signatures.length; i += 256) {
-      const answer = await post(cluster.nodes[0]!.url, { jsonrpc: '2.0', id: 1, method: 'getTransactionExposure', params: [signatures.slice(i, i + 256)] });
+      const answer = await post(cluster.nodes[0]!.url, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'getTransactionExposure',
+        params: [signatures.slice(i, i + 256)],
+      });
       all.push(...(answer.body.result.value as (Exposure | null)[]));
     }
     return all;
@@ -91,7 +98,11 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     const sent: Promise<Sent>[] = [];
     const send = async (tx: string, isProtected: boolean): Promise<Sent> => {
       const slot = cluster.ledger.currentSlot;
-      const answer = await post(`${gw.url}/${isProtected ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key });
+      const answer = await post(
+        `${gw.url}/${isProtected ? '?anti_mev=1' : ''}`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+        { 'x-api-key': gw.key },
+      );
       assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
       return { signature: answer.body.result, protected: isProtected, slot };
     };
@@ -119,7 +130,10 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       const finals = await Promise.all(waiting.map(final));
       if (finals.every((tx) => tx !== undefined)) {
         for (const [i, tx] of finals.entries()) {
-          assert.ok(waiting[i]!.protected && tx!.state === 'expired' && /held by anti-MEV protection and never sent/.test(tx!.reason!), JSON.stringify(tx));
+          assert.ok(
+            waiting[i]!.protected && tx!.state === 'expired' && /held by anti-MEV protection and never sent/.test(tx!.reason!),
+            JSON.stringify(tx),
+          );
         }
         expiredWhileHeld = finals.length;
         break;
@@ -135,8 +149,14 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
 
     // Protected: zero in a sandwiching leader's slot, zero seen by one.
     const inSandwicherSlot = (s: (typeof landed)[number]) => sandwichers.includes(s.exposure.leader);
-    assert.deepEqual(protectedOnes.filter(inSandwicherSlot).map((s) => s.signature), []);
-    assert.deepEqual(protectedOnes.filter((s) => s.exposure.sandwichedBy !== null).map((s) => s.signature), []);
+    assert.deepEqual(
+      protectedOnes.filter(inSandwicherSlot).map((s) => s.signature),
+      [],
+    );
+    assert.deepEqual(
+      protectedOnes.filter((s) => s.exposure.sandwichedBy !== null).map((s) => s.signature),
+      [],
+    );
     assert.ok(protectedOnes.every((s) => s.exposure.path === 'private'));
 
     // Unprotected: in sandwichers' slots about as often as those slots came up while they were sent.
@@ -147,7 +167,10 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     const expectedShare = sandwicherSlots / (last - first + 1);
     const share = unprotected.filter(inSandwicherSlot).length / unprotected.length;
     const exposedShare = unprotected.filter((s) => s.exposure.sandwichedBy !== null).length / unprotected.length;
-    assert.ok(share > 0 && Math.abs(share - expectedShare) <= 0.12, `unprotected in sandwichers' slots: ${share} against their share of the slots, ${expectedShare}`);
+    assert.ok(
+      share > 0 && Math.abs(share - expectedShare) <= 0.12,
+      `unprotected in sandwichers' slots: ${share} against their share of the slots, ${expectedShare}`,
+    );
 
     // The journal's evidence agrees with the cluster: each protected one landed inside the window it was sent in, led by trusted leaders.
     for (const s of protectedOnes) {
@@ -155,9 +178,16 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       const evidence: SendEvidence = entry.transactions[0]!.sends[0]!;
       assert.equal(evidence.gating, 'policy');
       assert.deepEqual(evidence.route, ['engine']);
-      assert.ok(evidence.leaders.every((leader) => !sandwichers.includes(leader)), JSON.stringify(evidence));
-      assert.ok(s.exposure.slot >= evidence.slot! && s.exposure.slot < evidence.slot! + evidence.windowSlots, `landed in slot ${s.exposure.slot}, outside ${JSON.stringify(evidence)}`);
-      if (evidence.heldReason !== null) assert.ok(evidence.heldMs > 0 && /not trusted by the validator policy/.test(evidence.heldReason), JSON.stringify(evidence));
+      assert.ok(
+        evidence.leaders.every((leader) => !sandwichers.includes(leader)),
+        JSON.stringify(evidence),
+      );
+      assert.ok(
+        s.exposure.slot >= evidence.slot! && s.exposure.slot < evidence.slot! + evidence.windowSlots,
+        `landed in slot ${s.exposure.slot}, outside ${JSON.stringify(evidence)}`,
+      );
+      if (evidence.heldReason !== null)
+        assert.ok(evidence.heldMs > 0 && /not trusted by the validator policy/.test(evidence.heldReason), JSON.stringify(evidence));
     }
 
     const delays = (list: typeof landed) => list.map((s) => s.exposure.slot - s.slot);
@@ -215,20 +245,29 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     const g = await startTestGateway(
       { validatorPolicy: policyFile, leaderPollMs: 50 },
       {
-        upstreams: { reads: { type: 'rpc', urls: [reads] }, rpc: { type: 'rpc', urls: [sends] }, engine: { type: 'jito', urls: [`${sends}/api/v1`] } },
+        upstreams: {
+          reads: { type: 'rpc', urls: [reads] },
+          rpc: { type: 'rpc', urls: [sends] },
+          engine: { type: 'jito', urls: [`${sends}/api/v1`] },
+        },
         routes: { sendTransaction: ['rpc'], submitBatch: ['rpc'], sendBundle: ['engine'], antiMev: ['engine'], reads: 'reads' },
         requestTimeoutMs: 100,
       },
     );
     const exposureOn = async (signature: string) =>
-      (await post(sends, { jsonrpc: '2.0', id: 1, method: 'getTransactionExposure', params: [[signature]] })).body.result.value[0] as Exposure | null;
+      (await post(sends, { jsonrpc: '2.0', id: 1, method: 'getTransactionExposure', params: [[signature]] })).body.result
+        .value[0] as Exposure | null;
     try {
       const payer = Keypair.generate();
       split.ledger.airdrop(payer.publicKey.toBytes(), 10n * BigInt(LAMPORTS_PER_SOL));
       const transfer = (lamports: number) => ledgerTransfer(split.ledger, payer, lamports);
       // Without preflight: the node that would simulate is the one that is down.
       const sendTx = async (tx: string, isProtected: boolean) => {
-        const answer = await post(`${g.url}/${isProtected ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] }, { 'x-api-key': g.key });
+        const answer = await post(
+          `${g.url}/${isProtected ? '?anti_mev=1' : ''}`,
+          { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] },
+          { 'x-api-key': g.key },
+        );
         assert.equal(typeof answer.body.result, 'string', JSON.stringify(answer.body));
         return answer.body.result as string;
       };
@@ -249,7 +288,10 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       assert.equal(await exposureOn(shielded), null, 'the protected one was not sent');
       const [entry] = await g.app.journal.find(shielded);
       assert.equal(entry!.transactions[0]!.state, 'held');
-      assert.match(entry!.transactions[0]!.reason!, /^the leader schedule is stale \(last slot seen \d+ ms ago\): every endpoint failed: http:\S+: HTTP 503$/);
+      assert.match(
+        entry!.transactions[0]!.reason!,
+        /^the leader schedule is stale \(last slot seen \d+ ms ago\): every endpoint failed: http:\S+: HTTP 503$/,
+      );
 
       // The node answers again: the protected one goes out in a safe window.
       split.nodes[0]!.fault('none');
@@ -285,7 +327,11 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       const tx = ledgerTransfer(cluster.ledger, payer, 1_000_000);
       // The engine takes it but drops it: it must be sent again.
       node.fault('drop');
-      const answer = await post(`${g.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': g.key });
+      const answer = await post(
+        `${g.url}/?anti_mev=1`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+        { 'x-api-key': g.key },
+      );
       const signature = answer.body.result as string;
       assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
       const journaled = async () => (await g.app.journal.find(signature))[0]!.transactions[0]!;
@@ -308,12 +354,19 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
       }
       assert.ok(exposure !== null && !sandwichers.includes(exposure.leader), JSON.stringify(exposure));
       const { sends } = await journaled();
-      assert.deepEqual(sends.map((s) => s.attempt), sends.map((_, i) => i));
+      assert.deepEqual(
+        sends.map((s) => s.attempt),
+        sends.map((_, i) => i),
+      );
       const last = sends[sends.length - 1]!;
       assert.ok(last.attempt >= 3 && last.heldMs >= 500, JSON.stringify(last));
       assert.match(last.heldReason!, /is not trusted by the validator policy/);
       assert.ok(exposure.slot >= last.slot! && exposure.slot < last.slot! + last.windowSlots);
-      for (const send of sends) assert.ok(send.leaders.every((leader) => !sandwichers.includes(leader)), JSON.stringify(send));
+      for (const send of sends)
+        assert.ok(
+          send.leaders.every((leader) => !sandwichers.includes(leader)),
+          JSON.stringify(send),
+        );
     } finally {
       node.fault('none');
       await g.close();

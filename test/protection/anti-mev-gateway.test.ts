@@ -25,8 +25,15 @@ const validators = defaultValidatorIdentities();
 
 const counter = async (name: string) => (await client.register.getSingleMetric(name)!.get()).values.reduce((sum, v) => sum + v.value, 0);
 const send = async (gw: TestGateway, tx: string, antiMev: boolean) =>
-  (await post(`${gw.url}/${antiMev ? '?anti_mev=1' : ''}`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': gw.key })).body;
-const submission = async (gw: TestGateway, signature: string) => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result.value;
+  (
+    await post(
+      `${gw.url}/${antiMev ? '?anti_mev=1' : ''}`,
+      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+      { 'x-api-key': gw.key },
+    )
+  ).body;
+const submission = async (gw: TestGateway, signature: string) =>
+  (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result.value;
 describe('anti-MEV through the gateway, with a validator policy file', () => {
   let gw: TestGateway;
   let connection: Connection;
@@ -55,12 +62,21 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
 
     const protectedSig = (await send(gw, await transferTx(connection, alice, bob.publicKey, 1_000_000), true)).result;
     assert.equal(typeof protectedSig, 'string');
-    const batch = await submitBatch(gw.url, gw.key, [await transferTx(connection, alice, bob.publicKey, 2_000_000), await transferTx(connection, alice, bob.publicKey, 3_000_000)], [], '?anti_mev=1');
+    const batch = await submitBatch(
+      gw.url,
+      gw.key,
+      [await transferTx(connection, alice, bob.publicKey, 2_000_000), await transferTx(connection, alice, bob.publicKey, 3_000_000)],
+      [],
+      '?anti_mev=1',
+    );
     assert.equal(batch.body.code, 1);
     const unprotectedSig = (await send(gw, await transferTx(connection, alice, carol.publicKey, 4_000_000), false)).result;
 
     // The unprotected one lands; the protected ones are held, not sent: bob has nothing.
-    await until(() => balanceOf(connection, carol.publicKey), (b) => b === 4_000_000);
+    await until(
+      () => balanceOf(connection, carol.publicKey),
+      (b) => b === 4_000_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
     for (const signature of [protectedSig, ...batch.body.signatures]) {
@@ -75,16 +91,25 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
 
     // A policy that trusts every validator: released without a restart, and they land.
     fs.writeFileSync(policyFile, JSON.stringify({ deny: [] }));
-    await until(() => balanceOf(connection, bob.publicKey), (b) => b === 6_000_000);
+    await until(
+      () => balanceOf(connection, bob.publicKey),
+      (b) => b === 6_000_000,
+    );
     assert.equal((await counter('slipway_protected_released_total')) - released, 3);
-    const view = await until(() => submission(gw, protectedSig), (v) => v.state === 'landed');
+    const view = await until(
+      () => submission(gw, protectedSig),
+      (v) => v.state === 'landed',
+    );
     const [evidence] = view.transactions[0].evidence;
     assert.equal(evidence.gating, 'policy');
     assert.deepEqual(evidence.route, ['embedded']);
     assert.ok(evidence.heldMs >= 300, `held ${evidence.heldMs} ms`);
     assert.match(evidence.heldReason, /cannot be used: ENOENT/);
     assert.ok(evidence.leaders.length >= 1 && evidence.leaders.every((l: string) => validators.includes(l)));
-    assert.ok(view.slot >= evidence.slot && view.slot < evidence.slot + evidence.windowSlots, JSON.stringify({ slot: view.slot, evidence }));
+    assert.ok(
+      view.slot >= evidence.slot && view.slot < evidence.slot + evidence.windowSlots,
+      JSON.stringify({ slot: view.slot, evidence }),
+    );
     // The unprotected one carries no protection evidence.
     assert.equal((await submission(gw, unprotectedSig)).transactions[0].evidence, undefined);
   });
@@ -100,8 +125,15 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     assert.equal(heldView.state, 'held');
     assert.match(heldView.reason, /^the leader of slot \d+, \w+, is not trusted by the validator policy$/);
     // 150 slots of 40 ms: the blockhash expires in about 6 s, and the journal says why it never went out.
-    const view = await until(() => submission(gw, signature), (v) => v.state === 'expired', 15_000);
-    assert.match(view.reason, /^held by anti-MEV protection and never sent \(the leader of slot \d+, \w+, is not trusted by the validator policy\); its blockhash expired before a safe window opened$/);
+    const view = await until(
+      () => submission(gw, signature),
+      (v) => v.state === 'expired',
+      15_000,
+    );
+    assert.match(
+      view.reason,
+      /^held by anti-MEV protection and never sent \(the leader of slot \d+, \w+, is not trusted by the validator policy\); its blockhash expired before a safe window opened$/,
+    );
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
     assert.equal((await counter('slipway_protected_expired_while_held_total')) - expired, 1);
     fs.writeFileSync(policyFile, JSON.stringify({}));
@@ -112,12 +144,18 @@ describe('anti-MEV through the gateway, with a validator policy file', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     const alice = await fundedKeypair(connection);
     const signature = (await send(gw, await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), true)).result;
-    await until(() => submission(gw, signature), (v) => v.state === 'landed');
+    await until(
+      () => submission(gw, signature),
+      (v) => v.state === 'landed',
+    );
     const shown = await runCli(['submissions', 'show', signature, '--data-dir', gw.dataDir]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, / anti_mev via embedded /);
     assert.match(shown.stdout, new RegExp(`${signature}  landed slot \\d+  sends 1`));
-    assert.match(shown.stdout, /1\. sent at \S+ via embedded: slot \d+, window \d+–\d+ led by \w+.*; every leader trusted by the validator policy/);
+    assert.match(
+      shown.stdout,
+      /1\. sent at \S+ via embedded: slot \d+, window \d+–\d+ led by \w+.*; every leader trusted by the validator policy/,
+    );
     const json = JSON.parse((await runCli(['submissions', 'show', signature, '--json', '--data-dir', gw.dataDir])).stdout);
     assert.equal(json[0].transactions[0].sends[0].gating, 'policy');
   });
@@ -134,7 +172,10 @@ describe('anti-MEV without a policy', () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
     const signature = (await send(gw, await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000), true)).result;
-    const view = await until(() => submission(gw, signature), (v) => v.state === 'landed');
+    const view = await until(
+      () => submission(gw, signature),
+      (v) => v.state === 'landed',
+    );
     const [evidence] = view.transactions[0].evidence;
     assert.equal(evidence.gating, 'none');
     assert.deepEqual([evidence.heldMs, evidence.heldReason], [0, null]);
@@ -147,7 +188,11 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
     let body = JSON.stringify({ deny: validators });
     const server = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const gw = await startTestGateway({ slotMs: 100, validatorPolicy: `http://127.0.0.1:${(server.address() as { port: number }).port}/policy.json`, policyRefreshMs: 100 });
+    const gw = await startTestGateway({
+      slotMs: 100,
+      validatorPolicy: `http://127.0.0.1:${(server.address() as { port: number }).port}/policy.json`,
+      policyRefreshMs: 100,
+    });
     try {
       const connection = connect(gw.url, gw.key);
       const alice = await fundedKeypair(connection);
@@ -155,7 +200,11 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       const signature = (await send(gw, await transferTx(connection, alice, bob.publicKey, 1_000_000), true)).result;
       assert.match((await submission(gw, signature)).reason, /is not trusted by the validator policy/);
       body = JSON.stringify({ allow: validators });
-      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
+      await until(
+        () => balanceOf(connection, bob.publicKey),
+        (b) => b === 1_000_000,
+        10_000,
+      );
     } finally {
       await gw.close();
       server.close();
@@ -171,21 +220,32 @@ describe('anti-MEV policies from a URL and from a Yellowstone Shield account', (
       const connection = connect(gw.url, gw.key);
       const alice = await fundedKeypair(connection);
       const bob = Keypair.generate();
-      const load = (data: Buffer, owner = SHIELD_PROGRAM_ID) => ledger.loadAccount(address.toBytes(), { lamports: BigInt(LAMPORTS_PER_SOL), data, owner: bs58.decode(owner) });
+      const load = (data: Buffer, owner = SHIELD_PROGRAM_ID) =>
+        ledger.loadAccount(address.toBytes(), { lamports: BigInt(LAMPORTS_PER_SOL), data, owner: bs58.decode(owner) });
 
       // No account yet: unknown, held.
       const first = (await send(gw, await transferTx(connection, alice, bob.publicKey, 1_000_000), true)).result;
       assert.match((await submission(gw, first)).reason, /^the Shield policy \w+ cannot be used: no such account$/);
       // An account of another program: still unknown, saying so.
       load(encodeShieldPolicy('deny', []), PublicKey.default.toBase58());
-      await until(() => submission(gw, first), (v) => /is owned by 11111111111111111111111111111111, not by the Shield program/.test(v.reason));
+      await until(
+        () => submission(gw, first),
+        (v) => /is owned by 11111111111111111111111111111111, not by the Shield program/.test(v.reason),
+      );
       // Deny every validator: held for that reason now.
       load(encodeShieldPolicy('deny', validators));
-      await until(() => submission(gw, first), (v) => /is not trusted by the validator policy/.test(v.reason));
+      await until(
+        () => submission(gw, first),
+        (v) => /is not trusted by the validator policy/.test(v.reason),
+      );
       assert.equal(await balanceOf(connection, bob.publicKey), 0);
       // Allow them all: released, landed.
       load(encodeShieldPolicy('allow', validators));
-      await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
+      await until(
+        () => balanceOf(connection, bob.publicKey),
+        (b) => b === 1_000_000,
+        10_000,
+      );
     } finally {
       await gw.close();
     }
@@ -204,7 +264,11 @@ describe('anti-MEV across a crash', () => {
       const alice = await fundedKeypair(connection);
       const bob = Keypair.generate();
       const tx = await transferTx(connection, alice, bob.publicKey, 1_000_000);
-      const answer = await post(`${first.url}/?anti_mev=1`, { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }, { 'x-api-key': key });
+      const answer = await post(
+        `${first.url}/?anti_mev=1`,
+        { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
+        { 'x-api-key': key },
+      );
       const signature = answer.body.result as string;
       assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
       first.child.kill('SIGKILL');
@@ -214,9 +278,16 @@ describe('anti-MEV across a crash', () => {
       const second = await startServer(dataDir, env);
       try {
         connection = connect(second.url, key);
-        await until(() => balanceOf(connection, bob.publicKey), (b) => b === 1_000_000, 10_000);
+        await until(
+          () => balanceOf(connection, bob.publicKey),
+          (b) => b === 1_000_000,
+          10_000,
+        );
         const view = (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value;
-        await until(async () => (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value.state, (s) => s === 'landed');
+        await until(
+          async () => (await rpc(second.url, key, 'getSubmission', [signature])).body.result.value.state,
+          (s) => s === 'landed',
+        );
         assert.match(view.transactions[0].evidence[0].heldReason, /cannot be used: ENOENT/);
       } finally {
         second.child.kill('SIGTERM');

@@ -6,7 +6,11 @@ import { startCluster, type Cluster } from '../helpers/cluster';
 import { until } from '../helpers/until';
 
 /** Waits until the tracker does (or does not) know the next 12 leaders. */
-const untilKnown = (tracker: LeaderTracker, known: boolean): Promise<LeaderView> => until(() => tracker.upcoming(12), (view) => view.known === known);
+const untilKnown = (tracker: LeaderTracker, known: boolean): Promise<LeaderView> =>
+  until(
+    () => tracker.upcoming(12),
+    (view) => view.known === known,
+  );
 
 describe('leader tracker', () => {
   let cluster: Cluster;
@@ -49,7 +53,10 @@ describe('leader tracker', () => {
       // Half a second without news is about 10 slots of 50 ms: the window covers them too.
       assert.ok(view.window.leaders.length >= 8 + 8, `window of ${view.window.leaders.length} slots`);
       const now = cluster.ledger.currentSlot;
-      assert.ok(view.window.slot + view.window.leaders.length > now + 7, `the window (${view.window.slot} + ${view.window.leaders.length} slots) reaches past the cluster's current slot ${now} by the 8 asked for`);
+      assert.ok(
+        view.window.slot + view.window.leaders.length > now + 7,
+        `the window (${view.window.slot} + ${view.window.leaders.length} slots) reaches past the cluster's current slot ${now} by the 8 asked for`,
+      );
     } finally {
       node.fault('none');
       await tracker.close();

@@ -3,7 +3,11 @@ import { describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
 import { encodeShieldPolicy, parseShieldPolicy, SHIELD_PROGRAM_ID } from '../../src/protection/shield-policy';
 
-const [a, b, c] = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((k) => k.publicKey.toBase58()) as [string, string, string];
+const [a, b, c] = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((k) => k.publicKey.toBase58()) as [
+  string,
+  string,
+  string,
+];
 
 /** The first layout (kind 0): kind, strategy, nonce, u32 count, then the identities. */
 function policyV1(strategy: number, identities: readonly string[]): Buffer {
@@ -25,7 +29,10 @@ describe('Yellowstone Shield policies', () => {
   });
 
   it('refuses what is not a policy, saying what is wrong', () => {
-    assert.throws(() => parseShieldPolicy(encodeShieldPolicy('deny', [a]), a), /owned by \w+, not by the Shield program b1ockYL7X6sGtJzueDbxRVBEEPN4YeqoLW276R3MX8W/);
+    assert.throws(
+      () => parseShieldPolicy(encodeShieldPolicy('deny', [a]), a),
+      /owned by \w+, not by the Shield program b1ockYL7X6sGtJzueDbxRVBEEPN4YeqoLW276R3MX8W/,
+    );
     assert.throws(() => parseShieldPolicy(Buffer.from([7, 0, 0]), SHIELD_PROGRAM_ID), /not a Shield policy \(kind 7, 3 bytes\)/);
     assert.throws(() => parseShieldPolicy(Buffer.alloc(0), SHIELD_PROGRAM_ID), /not a Shield policy \(kind missing, 0 bytes\)/);
     assert.throws(() => parseShieldPolicy(policyV1(2, [a]), SHIELD_PROGRAM_ID), /strategy 2 is neither Deny \(0\) nor Allow \(1\)/);

@@ -7,7 +7,11 @@ import { createFilePolicySource, parseValidatorPolicy } from '../../src/protecti
 import { makeDataDir } from '../helpers/gateway';
 import { until } from '../helpers/until';
 
-const [a, b, c] = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((k) => k.publicKey.toBase58()) as [string, string, string];
+const [a, b, c] = [Keypair.generate(), Keypair.generate(), Keypair.generate()].map((k) => k.publicKey.toBase58()) as [
+  string,
+  string,
+  string,
+];
 
 describe('validator policy', () => {
   it('deny-lists, allow-lists, and deny winning over allow', () => {

@@ -24,48 +24,71 @@ const CONNECTIONS = 16;
 const transfers = () => transferFactory(newSigner(), newSigner().publicKey, Buffer.alloc(32, 7));
 
 async function stop(server: ServerProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => server.child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    server.child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   server.child.kill('SIGTERM');
   return exit;
 }
 
-test(`${CYCLES} start/stop cycles with writes: each start serves, each stop exits 0, nothing acknowledged is lost`, { timeout: 120_000 }, async () => {
-  const dir = makeDataDir();
-  const next = transfers();
-  const tally = newTally();
-  let key: string | undefined; // printed on the first start only
-  try {
-    for (let cycle = 0; cycle < CYCLES; cycle++) {
-      const server = await startServer(dir, {}, SINK);
-      key ??= server.initialKey!;
-      let sent = 0;
-      await sendAcknowledged({ url: server.url, key, connections: 4, nextTransaction: next, done: () => sent++ >= 200 }, tally);
-      const exit = await stop(server);
-      assert.deepEqual(exit, { code: 0, signal: null }, `cycle ${cycle + 1}: ${server.stderr.join('').slice(-2000)}`);
-    }
-    assert.equal(tally.failed, 0, JSON.stringify([...tally.reasons]));
-    assert.equal(await lostAcknowledgements(path.join(dir, 'journal.sqlite'), tally), 0);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test('a write-heavy run at full load: no abort, every answer a success, a clean exit, nothing acknowledged lost', { timeout: 120_000 }, async () => {
-  const dir = makeDataDir();
-  const server = await startServer(dir, {}, SINK);
-  let exitedEarly: number | null | undefined;
-  void server.exited.then((code) => (exitedEarly = code));
-  try {
+test(
+  `${CYCLES} start/stop cycles with writes: each start serves, each stop exits 0, nothing acknowledged is lost`,
+  { timeout: 120_000 },
+  async () => {
+    const dir = makeDataDir();
+    const next = transfers();
     const tally = newTally();
-    const until = Date.now() + LOAD_MS;
-    await sendAcknowledged({ url: server.url, key: server.initialKey!, connections: CONNECTIONS, nextTransaction: transfers(), done: () => Date.now() > until || exitedEarly !== undefined }, tally);
-    assert.equal(exitedEarly, undefined, `the gateway exited under load after ${tally.requests} requests: ${server.stderr.join('').slice(-2000)}`);
-    assert.equal(tally.failed, 0, JSON.stringify([...tally.reasons]));
-    assert.ok(tally.count > 1_000, `only ${tally.count} acknowledged in ${LOAD_MS} ms`);
-    assert.deepEqual(await stop(server), { code: 0, signal: null }, server.stderr.join('').slice(-2000));
-    assert.equal(await lostAcknowledgements(path.join(dir, 'journal.sqlite'), tally), 0);
-  } finally {
-    server.child.kill('SIGKILL');
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
+    let key: string | undefined; // printed on the first start only
+    try {
+      for (let cycle = 0; cycle < CYCLES; cycle++) {
+        const server = await startServer(dir, {}, SINK);
+        key ??= server.initialKey!;
+        let sent = 0;
+        await sendAcknowledged({ url: server.url, key, connections: 4, nextTransaction: next, done: () => sent++ >= 200 }, tally);
+        const exit = await stop(server);
+        assert.deepEqual(exit, { code: 0, signal: null }, `cycle ${cycle + 1}: ${server.stderr.join('').slice(-2000)}`);
+      }
+      assert.equal(tally.failed, 0, JSON.stringify([...tally.reasons]));
+      assert.equal(await lostAcknowledgements(path.join(dir, 'journal.sqlite'), tally), 0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'a write-heavy run at full load: no abort, every answer a success, a clean exit, nothing acknowledged lost',
+  { timeout: 120_000 },
+  async () => {
+    const dir = makeDataDir();
+    const server = await startServer(dir, {}, SINK);
+    let exitedEarly: number | null | undefined;
+    void server.exited.then((code) => (exitedEarly = code));
+    try {
+      const tally = newTally();
+      const until = Date.now() + LOAD_MS;
+      await sendAcknowledged(
+        {
+          url: server.url,
+          key: server.initialKey!,
+          connections: CONNECTIONS,
+          nextTransaction: transfers(),
+          done: () => Date.now() > until || exitedEarly !== undefined,
+        },
+        tally,
+      );
+      assert.equal(
+        exitedEarly,
+        undefined,
+        `the gateway exited under load after ${tally.requests} requests: ${server.stderr.join('').slice(-2000)}`,
+      );
+      assert.equal(tally.failed, 0, JSON.stringify([...tally.reasons]));
+      assert.ok(tally.count > 1_000, `only ${tally.count} acknowledged in ${LOAD_MS} ms`);
+      assert.deepEqual(await stop(server), { code: 0, signal: null }, server.stderr.join('').slice(-2000));
+      assert.equal(await lostAcknowledgements(path.join(dir, 'journal.sqlite'), tally), 0);
+    } finally {
+      server.child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -78,19 +78,56 @@ for (const backend of backends) {
     it('group-commits concurrent records with consecutive numbers, every field intact; finds by signature and bundle ID', async () => {
       const journal = await open();
       const subs = Array.from({ length: 40 }, (_, i) =>
-        i % 7 === 0 ? journalSubmission('batch', 5) : i % 11 === 0 ? journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') }) : journalSubmission('transaction', 1),
-      ).map((s, i) => (i % 3 === 0 ? { ...s, antiMev: true, keyId: 'key_other', transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) } : s));
+        i % 7 === 0
+          ? journalSubmission('batch', 5)
+          : i % 11 === 0
+            ? journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') })
+            : journalSubmission('transaction', 1),
+      ).map((s, i) =>
+        i % 3 === 0
+          ? {
+              ...s,
+              antiMev: true,
+              keyId: 'key_other',
+              transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })),
+            }
+          : s,
+      );
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
-      assert.deepEqual(seqs, subs.map((_, i) => seqs[0]! + i));
+      assert.deepEqual(
+        seqs,
+        subs.map((_, i) => seqs[0]! + i),
+      );
       assert.equal(await journal.lastSeq(), seqs[seqs.length - 1]);
       const entries = await journal.after(seqs[0]! - 1);
       assert.equal(entries.length, subs.length);
       entries.forEach((entry, i) => {
         const sub = subs[i]!;
-        assert.deepEqual([entry.seq, entry.kind, entry.keyId, entry.antiMev, entry.bundleId, entry.routes], [seqs[i], sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes]);
         assert.deepEqual(
-          entry.transactions.map((tx) => [tx.position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason, tx.slot, tx.attempts, tx.sends]),
-          sub.transactions.map((tx, position) => [position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason ?? null, null, 0, []]),
+          [entry.seq, entry.kind, entry.keyId, entry.antiMev, entry.bundleId, entry.routes],
+          [seqs[i], sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes],
+        );
+        assert.deepEqual(
+          entry.transactions.map((tx) => [
+            tx.position,
+            tx.signature,
+            tx.wire.toString('hex'),
+            tx.state,
+            tx.reason,
+            tx.slot,
+            tx.attempts,
+            tx.sends,
+          ]),
+          sub.transactions.map((tx, position) => [
+            position,
+            tx.signature,
+            tx.wire.toString('hex'),
+            tx.state,
+            tx.reason ?? null,
+            null,
+            0,
+            [],
+          ]),
         );
       });
       const member = subs[7]!.transactions[3]!.signature;
@@ -99,7 +136,10 @@ for (const backend of backends) {
       assert.equal((await journal.find(bundle.bundleId!))[0]!.kind, 'bundle');
       assert.deepEqual(await journal.find('not a signature'), []);
       assert.equal((await journal.list({ keyId: 'key_other', limit: 1000 })).length, subs.filter((s) => s.keyId === 'key_other').length);
-      assert.deepEqual((await journal.list({ limit: 2 })).map((e) => e.seq), [seqs[39], seqs[38]]);
+      assert.deepEqual(
+        (await journal.list({ limit: 2 })).map((e) => e.seq),
+        [seqs[39], seqs[38]],
+      );
       assert.ok((await journal.since(Date.now() - 60_000)).length >= subs.length);
       assert.deepEqual(await journal.since(Date.now() + 60_000), []);
     });
@@ -107,14 +147,27 @@ for (const backend of backends) {
     it('state changes: slot and error kept, a reason cleared by null and kept when absent; attempts counted; unfinished = forwarded or held', async () => {
       const journal = await open();
       const held = { ...journalSubmission('transaction', 1), antiMev: true };
-      const heldSeq = await journal.record({ ...held, transactions: held.transactions.map((tx) => ({ ...tx, state: 'held' as const, reason: 'not trusted' })) });
+      const heldSeq = await journal.record({
+        ...held,
+        transactions: held.transactions.map((tx) => ({ ...tx, state: 'held' as const, reason: 'not trusted' })),
+      });
       const batchSeq = await journal.record(journalSubmission('batch', 3));
-      assert.deepEqual((await journal.unfinished()).map((e) => e.seq).filter((s) => s === heldSeq || s === batchSeq), [heldSeq, batchSeq]);
+      assert.deepEqual(
+        (await journal.unfinished()).map((e) => e.seq).filter((s) => s === heldSeq || s === batchSeq),
+        [heldSeq, batchSeq],
+      );
 
       await Promise.all([
         journal.update([
           { seq: batchSeq, position: 0, state: 'landed', slot: 77 },
-          { seq: batchSeq, position: 1, state: 'failed', slot: 78, reason: 'custom program error: 0x1', error: { InstructionError: [0, { Custom: 1 }] } },
+          {
+            seq: batchSeq,
+            position: 1,
+            state: 'failed',
+            slot: 78,
+            reason: 'custom program error: 0x1',
+            error: { InstructionError: [0, { Custom: 1 }] },
+          },
         ]),
         journal.countAttempts([
           { seq: batchSeq, position: 2 },

@@ -12,7 +12,8 @@ import { journalSubmission, withJournalFile } from '../helpers/journal-files';
 /** Copies the journal's files as they are on disk now, as a kill -9 would leave them. */
 function crashCopy(dir: string, file: string, to: string): string {
   fs.mkdirSync(to, { recursive: true });
-  for (const name of fs.readdirSync(dir)) if (name.startsWith(path.basename(file))) fs.copyFileSync(path.join(dir, name), path.join(to, name));
+  for (const name of fs.readdirSync(dir))
+    if (name.startsWith(path.basename(file))) fs.copyFileSync(path.join(dir, name), path.join(to, name));
   return path.join(to, path.basename(file));
 }
 
@@ -49,7 +50,17 @@ describe('journal log', () => {
         {
           seq: 9,
           position: 2,
-          send: { at: 1_795_000_000_456, attempt: 0, route: ['jito'], gating: 'policy', slot: 100, windowSlots: 8, leaders: ['A', 'B'], heldMs: 333, heldReason: 'the leader of slot 104 is not trusted' },
+          send: {
+            at: 1_795_000_000_456,
+            attempt: 0,
+            route: ['jito'],
+            gating: 'policy',
+            slot: 100,
+            windowSlots: 8,
+            leaders: ['A', 'B'],
+            heldMs: 333,
+            heldReason: 'the leader of slot 104 is not trusted',
+          },
         },
       ],
     };
@@ -59,7 +70,13 @@ describe('journal log', () => {
     const small = encoder.encode({ now: 1, records: [], changes: [], attempts: [], sends: [] }, FRAME_HEADER_BYTES);
     assert.deepEqual(decodeBatch(small.subarray(FRAME_HEADER_BYTES)), { now: 1, records: [], changes: [], attempts: [], sends: [] });
     // A group larger than the encoder's buffer makes it grow.
-    const large: WriteBatch = { now: 2, records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: journalSubmission('batch', 5) })), changes: [], attempts: [], sends: [] };
+    const large: WriteBatch = {
+      now: 2,
+      records: Array.from({ length: 200 }, (_, i) => ({ seq: i + 1, submission: journalSubmission('batch', 5) })),
+      changes: [],
+      attempts: [],
+      sends: [],
+    };
     assert.deepEqual(decodeBatch(Buffer.from(encoder.encode(large, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES))), large);
     const encoded = Buffer.from(encoder.encode(batch, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES));
     assert.throws(() => decodeBatch(encoded.subarray(0, encoded.length - 3)), /ends early/);
@@ -91,7 +108,11 @@ describe('journal log', () => {
   it('after a crash before SQLite had them, start-up applies the logged writes, ignores a torn tail, and numbering goes on', async () => {
     await withJournalFile(async (file, dir) => {
       const journal = createSqliteJournal(file);
-      const subs = [journalSubmission('transaction', 1), journalSubmission('batch', 3), journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) })];
+      const subs = [
+        journalSubmission('transaction', 1),
+        journalSubmission('batch', 3),
+        journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) }),
+      ];
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
       await journal.update([{ seq: seqs[1]!, position: 2, state: 'landed', slot: 5 }]);
       await journal.countAttempts([{ seq: seqs[0]!, position: 0 }]);

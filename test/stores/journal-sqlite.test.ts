@@ -13,7 +13,11 @@ describe('SQLite journal', () => {
   it('group-commits concurrent records, finds them by signature and bundle ID before and after indexing and across a reopen', async () => {
     await withJournalFile(async (file, dir) => {
       const journal = createSqliteJournal(file);
-      const subs = [journalSubmission('transaction', 1), journalSubmission('batch', 3), journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) })];
+      const subs = [
+        journalSubmission('transaction', 1),
+        journalSubmission('batch', 3),
+        journalSubmission('bundle', 2, { bundleId: 'b'.repeat(64) }),
+      ];
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
       assert.deepEqual(seqs, [1, 2, 3]);
       const batchMember = subs[1]!.transactions[2]!.signature;
@@ -44,16 +48,30 @@ describe('SQLite journal', () => {
       const journal = createSqliteJournal(file);
       // 70 submissions, 110 transactions, in one turn: more rows than one INSERT takes.
       const subs = Array.from({ length: 70 }, (_, i) =>
-        i % 7 === 0 ? journalSubmission('batch', 5) : i % 11 === 0 ? journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') }) : journalSubmission('transaction', 1),
-      ).map((s, i) => (i % 3 === 0 ? { ...s, antiMev: true, transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) } : s));
+        i % 7 === 0
+          ? journalSubmission('batch', 5)
+          : i % 11 === 0
+            ? journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') })
+            : journalSubmission('transaction', 1),
+      ).map((s, i) =>
+        i % 3 === 0
+          ? { ...s, antiMev: true, transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) }
+          : s,
+      );
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
-      assert.deepEqual(seqs, subs.map((_, i) => i + 1));
+      assert.deepEqual(
+        seqs,
+        subs.map((_, i) => i + 1),
+      );
       const entries = await journal.after(0);
       assert.equal(entries.length, subs.length);
       entries.forEach((entry, i) => {
         const sub = subs[i]!;
         assert.equal(entry.seq, i + 1);
-        assert.deepEqual([entry.kind, entry.keyId, entry.antiMev, entry.bundleId, entry.routes], [sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes]);
+        assert.deepEqual(
+          [entry.kind, entry.keyId, entry.antiMev, entry.bundleId, entry.routes],
+          [sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes],
+        );
         assert.deepEqual(
           entry.transactions.map((tx) => [tx.position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason]),
           sub.transactions.map((tx, position) => [position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason ?? null]),
@@ -81,22 +99,42 @@ describe('SQLite journal', () => {
         PRAGMA user_version = 1;`);
       const olds = [journalSubmission('transaction', 1), journalSubmission('batch', 2), journalSubmission('transaction', 1)];
       olds.forEach((sub, i) => {
-        const seq = Number(old.prepare('INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, 0, NULL, ?, ?, ?)')
-          .run(sub.kind, sub.keyId, 'embedded', 1_000 * (i + 1), 1_000 * (i + 1)).lastInsertRowid);
+        const seq = Number(
+          old
+            .prepare(
+              'INSERT INTO submissions (kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at) VALUES (?, ?, 0, NULL, ?, ?, ?)',
+            )
+            .run(sub.kind, sub.keyId, 'embedded', 1_000 * (i + 1), 1_000 * (i + 1)).lastInsertRowid,
+        );
         sub.transactions.forEach((tx, position) =>
-          old.prepare('INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, ?)').run(seq, position, tx.signature, tx.wire, tx.state));
+          old
+            .prepare('INSERT INTO submission_transactions (seq, position, signature, wire, state) VALUES (?, ?, ?, ?, ?)')
+            .run(seq, position, tx.signature, tx.wire, tx.state),
+        );
       });
       old.close();
 
       const journal = createSqliteJournal(file);
       assert.equal((await journal.find(olds[1]!.transactions[1]!.signature))[0]!.seq, 2, 'old rows are indexed in the new index file');
-      assert.deepEqual((await journal.since(2_000)).map((e) => e.seq), [2, 3]);
-      assert.deepEqual((await journal.since(2_001)).map((e) => e.seq), [3]);
-      assert.deepEqual((await journal.since(0)).map((e) => e.seq), [1, 2, 3]);
+      assert.deepEqual(
+        (await journal.since(2_000)).map((e) => e.seq),
+        [2, 3],
+      );
+      assert.deepEqual(
+        (await journal.since(2_001)).map((e) => e.seq),
+        [3],
+      );
+      assert.deepEqual(
+        (await journal.since(0)).map((e) => e.seq),
+        [1, 2, 3],
+      );
       assert.deepEqual(await journal.since(Date.now() + 60_000), []);
       assert.equal(await journal.record(journalSubmission('transaction', 1)), 4, 'sequence numbers continue after the migration');
       const recent = await journal.since(Date.now() - 60_000);
-      assert.deepEqual(recent.map((e) => e.seq), [4]);
+      assert.deepEqual(
+        recent.map((e) => e.seq),
+        [4],
+      );
       await journal.close();
       const db = new Database(file, { readonly: true });
       assert.equal(db.pragma('user_version', { simple: true }), 4);

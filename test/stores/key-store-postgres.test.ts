@@ -27,7 +27,10 @@ describe('API keys in PostgreSQL', () => {
 
   it('creates, lists, updates, revokes; only active keys are loaded, by hash', async () => {
     const { record, key } = await store.create({ name: 'trader', bundle: false, tps: 20 });
-    assert.deepEqual([record.name, record.bundle, record.tps, record.bundlesPerSecond, record.revokedAt], ['trader', false, 20, null, null]);
+    assert.deepEqual(
+      [record.name, record.bundle, record.tps, record.bundlesPerSecond, record.revokedAt],
+      ['trader', false, 20, null, null],
+    );
     assert.ok((await store.list()).some((k) => k.id === record.id));
     assert.equal(await store.update(record.id, { bundle: true, bundlesPerSecond: 2, tps: null }), true);
     const updated = (await store.list()).find((k) => k.id === record.id)!;
@@ -38,7 +41,10 @@ describe('API keys in PostgreSQL', () => {
     assert.equal(await store.revoke(record.id), true, 'revoking twice: still a known key');
     assert.equal(await store.revoke('key_nope'), false);
     assert.equal(await store.update('key_nope', { bundle: true }), false);
-    assert.equal((await store.loadActive()).some((k) => k.record.id === record.id), false);
+    assert.equal(
+      (await store.loadActive()).some((k) => k.record.id === record.id),
+      false,
+    );
   });
 
   it('opening again (or by several instances at once) migrates once', async () => {
@@ -50,12 +56,22 @@ describe('API keys in PostgreSQL', () => {
     let changes = 0;
     const unwatch = store.watch(() => changes++);
     try {
-      await until(() => changes, (n) => n >= 1); // the first notice, on listening
+      await until(
+        () => changes,
+        (n) => n >= 1,
+      ); // the first notice, on listening
       const before = changes;
-      const created = await runCli(['keys', 'create', '--name', 'from-cli', '--tps', '5', '--json'], { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema });
+      const created = await runCli(['keys', 'create', '--name', 'from-cli', '--tps', '5', '--json'], {
+        SLIPWAY_POSTGRES_URL: POSTGRES_URL,
+        SLIPWAY_POSTGRES_SCHEMA: schema,
+      });
       assert.equal(created.code, 0, created.stderr);
       const exited = Date.now();
-      await until(() => changes, (n) => n > before, 1_000);
+      await until(
+        () => changes,
+        (n) => n > before,
+        1_000,
+      );
       assert.ok(Date.now() - exited < 1_000);
       const record = JSON.parse(created.stdout);
       assert.equal(record.tps, 5);
@@ -83,7 +99,10 @@ describe('a key store that cannot be read', () => {
   let gw: TestGateway;
   before(async () => {
     cluster = await startCluster(1, 50);
-    gw = await startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema, maxKeyStaleMs: 1_500 }, { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } });
+    gw = await startTestGateway(
+      { postgresUrl: POSTGRES_URL, postgresSchema: schema, maxKeyStaleMs: 1_500 },
+      { upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] } } },
+    );
   });
   after(async () => {
     await gw.close();
@@ -95,16 +114,27 @@ describe('a key store that cannot be read', () => {
     assert.equal((await rpc(gw.url, gw.key, 'getSlot')).status, 200);
     await sql(`ALTER TABLE ${schema}.api_keys RENAME TO api_keys_away`);
     try {
-      const refused = await until(async () => rpc(gw.url, gw.key, 'getSlot'), (a) => a.status === 503, 6_000);
+      const refused = await until(
+        async () => rpc(gw.url, gw.key, 'getSlot'),
+        (a) => a.status === 503,
+        6_000,
+      );
       assert.equal(refused.body.error.code, -32094);
-      assert.match(refused.body.error.message, /^the key store cannot be read \((relation .*api_keys.* does not exist|no answer)\) for \d+ s, longer than maxKeyStaleMs \(1500 ms\): no API key is accepted until it can be read again$/);
+      assert.match(
+        refused.body.error.message,
+        /^the key store cannot be read \((relation .*api_keys.* does not exist|no answer)\) for \d+ s, longer than maxKeyStaleMs \(1500 ms\): no API key is accepted until it can be read again$/,
+      );
       const health = await fetch(`${gw.url}/health`);
       assert.equal(health.status, 503);
       assert.match(((await health.json()) as { message: string }).message, /^the key store cannot be read/);
     } finally {
       await sql(`ALTER TABLE ${schema}.api_keys_away RENAME TO api_keys`);
     }
-    await until(async () => (await rpc(gw.url, gw.key, 'getSlot')).status, (s) => s === 200, 5_000);
+    await until(
+      async () => (await rpc(gw.url, gw.key, 'getSlot')).status,
+      (s) => s === 200,
+      5_000,
+    );
     assert.equal((await fetch(`${gw.url}/health`)).status, 200);
   });
 });
@@ -126,7 +156,10 @@ describe('two gateways sharing the keys in PostgreSQL', () => {
   });
 
   it('refuses the embedded ledger with a shared journal, saying why', async () => {
-    await assert.rejects(startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema }), /the embedded ledger is one gateway's own chain/);
+    await assert.rejects(
+      startTestGateway({ postgresUrl: POSTGRES_URL, postgresSchema: schema }),
+      /the embedded ledger is one gateway's own chain/,
+    );
   });
 
   it('a key created, limited and revoked with the CLI works, then is refused, on both within a second', async () => {
@@ -134,12 +167,21 @@ describe('two gateways sharing the keys in PostgreSQL', () => {
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
     const id = /created (key_[0-9a-f]+)/.exec(created.stderr)![1]!;
-    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 200, 1_000);
+    for (const gw of gateways)
+      await until(
+        async () => (await rpc(gw.url, key, 'getSlot')).status,
+        (s) => s === 200,
+        1_000,
+      );
 
     const revoked = await runCli(['keys', 'revoke', id], env);
     assert.equal(revoked.code, 0, revoked.stderr);
     for (const gw of gateways) {
-      const answer = await until(async () => rpc(gw.url, key, 'getSlot'), (a) => a.status === 401, 1_000);
+      const answer = await until(
+        async () => rpc(gw.url, key, 'getSlot'),
+        (a) => a.status === 401,
+        1_000,
+      );
       assert.equal(answer.body.error.code, -32098);
     }
   });
@@ -148,11 +190,21 @@ describe('two gateways sharing the keys in PostgreSQL', () => {
     const created = await runCli(['keys', 'create', '--name', 'unannounced'], env);
     const key = created.stdout.trim();
     const id = /created (key_[0-9a-f]+)/.exec(created.stderr)![1]!;
-    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 200, 1_000);
+    for (const gw of gateways)
+      await until(
+        async () => (await rpc(gw.url, key, 'getSlot')).status,
+        (s) => s === 200,
+        1_000,
+      );
     // Revoked in the table directly: no NOTIFY reaches the gateways.
     await sql(`UPDATE ${schema}.api_keys SET revoked_at = now() WHERE id = $1`, [id]);
     const revokedAt = Date.now();
-    for (const gw of gateways) await until(async () => (await rpc(gw.url, key, 'getSlot')).status, (s) => s === 401, 5_000);
+    for (const gw of gateways)
+      await until(
+        async () => (await rpc(gw.url, key, 'getSlot')).status,
+        (s) => s === 401,
+        5_000,
+      );
     assert.ok(Date.now() - revokedAt < 5_000);
   });
 

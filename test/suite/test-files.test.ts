@@ -14,7 +14,10 @@ const TEST_FUNCTIONS = /import\s*{([^}]*)}\s*from\s*'node:test'/;
 const LOADS_A_TEST_FILE = /require\('[^']+\.test'\)/;
 
 function definesTests(source: string): boolean {
-  const imported = TEST_FUNCTIONS.exec(source)?.[1]?.split(',').map((name) => name.trim().split(/\s+as\s+/)[0]) ?? [];
+  const imported =
+    TEST_FUNCTIONS.exec(source)?.[1]
+      ?.split(',')
+      .map((name) => name.trim().split(/\s+as\s+/)[0]) ?? [];
   return imported.some((name) => ['test', 'it', 'describe', 'suite'].includes(name!)) || LOADS_A_TEST_FILE.test(source);
 }
 

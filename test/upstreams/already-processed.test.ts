@@ -14,8 +14,16 @@ import { createSolanaRpcUpstream } from '../../src/upstreams/solana-rpc';
 import { validateTransaction } from '../../src/validation/validate-transaction';
 
 /** What Agave's sendTransaction answers when its preflight finds the signature in the status cache. */
-const ALREADY_PROCESSED = { code: -32002, message: 'Transaction simulation failed: This transaction has already been processed', data: { err: 'AlreadyProcessed', logs: [], accounts: null, unitsConsumed: 0 } };
-const BLOCKHASH_NOT_FOUND = { code: -32002, message: 'Transaction simulation failed: Blockhash not found', data: { err: 'BlockhashNotFound', logs: [], accounts: null, unitsConsumed: 0 } };
+const ALREADY_PROCESSED = {
+  code: -32002,
+  message: 'Transaction simulation failed: This transaction has already been processed',
+  data: { err: 'AlreadyProcessed', logs: [], accounts: null, unitsConsumed: 0 },
+};
+const BLOCKHASH_NOT_FOUND = {
+  code: -32002,
+  message: 'Transaction simulation failed: Blockhash not found',
+  data: { err: 'BlockhashNotFound', logs: [], accounts: null, unitsConsumed: 0 },
+};
 
 let refusal: unknown = ALREADY_PROCESSED;
 let server: http.Server;
@@ -57,11 +65,13 @@ const upstreams = () => [
 describe('a send the upstream has already processed', () => {
   it('is taken (not dropped) by an RPC node and by a block engine', async () => {
     refusal = ALREADY_PROCESSED;
-    for (const upstream of upstreams()) assert.deepEqual(await upstream.sendTransaction(transaction(), SEND), { dropped: null }, upstream.name);
+    for (const upstream of upstreams())
+      assert.deepEqual(await upstream.sendTransaction(transaction(), SEND), { dropped: null }, upstream.name);
   });
 
   it('while any other refusal fails the send, naming it', async () => {
     refusal = BLOCKHASH_NOT_FOUND;
-    for (const upstream of upstreams()) await assert.rejects(upstream.sendTransaction(transaction(), SEND), /Blockhash not found/, upstream.name);
+    for (const upstream of upstreams())
+      await assert.rejects(upstream.sendTransaction(transaction(), SEND), /Blockhash not found/, upstream.name);
   });
 });

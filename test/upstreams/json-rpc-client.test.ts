@@ -12,16 +12,28 @@ after(() => cluster.close());
 
 /** slipway_upstream_circuit_open for one endpoint of this test's client. */
 const circuitOpen = async (url: string) =>
-  (await register.getSingleMetric('slipway_upstream_circuit_open')!.get()).values.find((v) => v.labels.upstream === 'breaker-test' && v.labels.endpoint === url)?.value;
+  (await register.getSingleMetric('slipway_upstream_circuit_open')!.get()).values.find(
+    (v) => v.labels.upstream === 'breaker-test' && v.labels.endpoint === url,
+  )?.value;
 
 const slotCalls = (node: number) => cluster.nodes[node]!.calls.filter((c) => c.method === 'getSlot').length;
 
 describe('JSON-RPC client over several endpoints', () => {
   it('fails over, opens the circuit after 3 failures, and sends to the endpoint again after the cooldown', async () => {
-    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 200, maxAnswerBytes: 1_000_000, breakerCooldownMs: 300 });
+    const client = new JsonRpcClient({
+      name: 'breaker-test',
+      urls: cluster.nodes.map((n) => n.url),
+      timeoutMs: 200,
+      maxAnswerBytes: 1_000_000,
+      breakerCooldownMs: 300,
+    });
     try {
       cluster.nodes[0]!.fault('error');
-      assert.equal(typeof ((await client.call('getSlot', [])) as { result: number }).result, 'number', 'fails over to the healthy endpoint');
+      assert.equal(
+        typeof ((await client.call('getSlot', [])) as { result: number }).result,
+        'number',
+        'fails over to the healthy endpoint',
+      );
       for (let i = 0; i < 3; i++) await client.callAll('getSlot', []); // three failures in a row on the first
       const callsWhileOpen = slotCalls(0);
       assert.equal(await circuitOpen(cluster.nodes[0]!.url), 1, 'the metric shows the circuit open');
@@ -32,7 +44,10 @@ describe('JSON-RPC client over several endpoints', () => {
       await new Promise((resolve) => setTimeout(resolve, 350));
       const settled = await client.callAll('getSlot', []);
       assert.equal(slotCalls(0), callsWhileOpen + 1, 'after the cooldown it is tried again');
-      assert.ok(settled.every((r) => r.status === 'fulfilled'), 'and it recovers');
+      assert.ok(
+        settled.every((r) => r.status === 'fulfilled'),
+        'and it recovers',
+      );
       assert.equal(await circuitOpen(cluster.nodes[0]!.url), 0, 'the metric shows it closed again');
     } finally {
       await client.close();
@@ -40,12 +55,20 @@ describe('JSON-RPC client over several endpoints', () => {
   });
 
   it('bounds every call by the timeout and names what went wrong on each endpoint', async () => {
-    const client = new JsonRpcClient({ name: 'breaker-test', urls: cluster.nodes.map((n) => n.url), timeoutMs: 150, maxAnswerBytes: 1_000_000 });
+    const client = new JsonRpcClient({
+      name: 'breaker-test',
+      urls: cluster.nodes.map((n) => n.url),
+      timeoutMs: 150,
+      maxAnswerBytes: 1_000_000,
+    });
     try {
       cluster.nodes[0]!.fault('hang');
       cluster.nodes[1]!.fault('refuse');
       const started = Date.now();
-      await assert.rejects(client.call('getSlot', []), /^Error: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: no answer within 150 ms; http:\/\/127\.0\.0\.1:\d+: connection reset$/);
+      await assert.rejects(
+        client.call('getSlot', []),
+        /^Error: every endpoint failed: http:\/\/127\.0\.0\.1:\d+: no answer within 150 ms; http:\/\/127\.0\.0\.1:\d+: connection reset$/,
+      );
       assert.ok(Date.now() - started < 1000);
       const settled = await client.callAll('getSlot', []);
       assert.equal(settled.filter((r) => r.status === 'rejected').length, 2);

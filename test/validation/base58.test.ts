@@ -16,7 +16,15 @@ describe('encodeBase58 (cross-checked against bs58)', () => {
   });
 
   it('handles the edge values', () => {
-    for (const bytes of [Buffer.alloc(0), Buffer.alloc(1), Buffer.alloc(64), Buffer.alloc(64, 0xff), Buffer.from([0, 0, 1]), Buffer.from([57]), Buffer.from([58])]) {
+    for (const bytes of [
+      Buffer.alloc(0),
+      Buffer.alloc(1),
+      Buffer.alloc(64),
+      Buffer.alloc(64, 0xff),
+      Buffer.from([0, 0, 1]),
+      Buffer.from([57]),
+      Buffer.from([58]),
+    ]) {
       assert.equal(encodeBase58(bytes), bs58.encode(bytes));
     }
   });

@@ -53,10 +53,12 @@ function randomTransaction(random: (n: number) => number): Buffer {
   bytes.push(signers, readonlySigned, readonlyUnsigned, ...shortVec(keys));
   for (let i = 0; i < keys; i++) bytes.push(...crypto.randomBytes(32));
   bytes.push(...crypto.randomBytes(32), ...shortVec(instructions.length));
-  for (const ix of instructions) bytes.push(ix.program, ...shortVec(ix.accounts.length), ...ix.accounts, ...shortVec(ix.data.length), ...ix.data);
+  for (const ix of instructions)
+    bytes.push(ix.program, ...shortVec(ix.accounts.length), ...ix.accounts, ...shortVec(ix.data.length), ...ix.data);
   if (v0) {
     bytes.push(...shortVec(tables.length));
-    for (const t of tables) bytes.push(...t.address, ...shortVec(t.writable.length), ...t.writable, ...shortVec(t.readonly.length), ...t.readonly);
+    for (const t of tables)
+      bytes.push(...t.address, ...shortVec(t.writable.length), ...t.writable, ...shortVec(t.readonly.length), ...t.readonly);
   }
   return Buffer.from(bytes);
 }
@@ -76,17 +78,29 @@ describe("wire parser against @solana/kit's decoder (differential, random transa
       const theirs = transactionDecoder.decode(bytes);
       const message = messageDecoder.decode(theirs.messageBytes) as any;
       assert.deepEqual(ours.message, Buffer.from(theirs.messageBytes), context);
-      assert.deepEqual(ours.signatures.map((s) => bs58.encode(s)), Object.values(theirs.signatures).map((s) => bs58.encode(s as Uint8Array)), context);
+      assert.deepEqual(
+        ours.signatures.map((s) => bs58.encode(s)),
+        Object.values(theirs.signatures).map((s) => bs58.encode(s as Uint8Array)),
+        context,
+      );
       assert.equal(ours.version, message.version === 'legacy' ? 'legacy' : 0, context);
       if (ours.version === 0) v0++;
       assert.equal(ours.numRequiredSignatures, message.header.numSignerAccounts, context);
       assert.equal(ours.numReadonlySigned, message.header.numReadonlySignerAccounts, context);
       assert.equal(ours.numReadonlyUnsigned, message.header.numReadonlyNonSignerAccounts, context);
-      assert.deepEqual(ours.staticAccountKeys.map((k) => bs58.encode(k)), message.staticAccounts, context);
+      assert.deepEqual(
+        ours.staticAccountKeys.map((k) => bs58.encode(k)),
+        message.staticAccounts,
+        context,
+      );
       assert.equal(bs58.encode(ours.recentBlockhash), message.lifetimeToken, context);
       assert.deepEqual(
         ours.instructions.map((ix) => [ix.programIdIndex, [...ix.accountIndexes], Buffer.from(ix.data).toString('hex')]),
-        message.instructions.map((ix: any) => [ix.programAddressIndex, ix.accountIndices ?? [], Buffer.from(ix.data ?? []).toString('hex')]),
+        message.instructions.map((ix: any) => [
+          ix.programAddressIndex,
+          ix.accountIndices ?? [],
+          Buffer.from(ix.data ?? []).toString('hex'),
+        ]),
         context,
       );
       assert.deepEqual(

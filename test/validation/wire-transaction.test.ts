@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
-import {
-  Keypair,
-  SystemProgram,
-  Transaction,
-  TransactionMessage,
-  VersionedTransaction,
-  AddressLookupTableAccount,
-} from '@solana/web3.js';
+import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTransaction, AddressLookupTableAccount } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { findBase64Defect } from '../../src/validation/strict-base64';
 import { parseTransaction, validateTransaction } from '../../src/validation/validate-transaction';
@@ -32,7 +25,13 @@ function v0WithLookup(): VersionedTransaction {
   const looked = Keypair.generate().publicKey;
   const table = new AddressLookupTableAccount({
     key: Keypair.generate().publicKey,
-    state: { deactivationSlot: BigInt('18446744073709551615'), lastExtendedSlot: 0, lastExtendedSlotStartIndex: 0, authority: undefined, addresses: [looked] },
+    state: {
+      deactivationSlot: BigInt('18446744073709551615'),
+      lastExtendedSlot: 0,
+      lastExtendedSlotStartIndex: 0,
+      authority: undefined,
+      addresses: [looked],
+    },
   });
   const message = new TransactionMessage({
     payerKey: payer.publicKey,
@@ -60,8 +59,14 @@ describe('wire transaction parser (cross-checked against @solana/web3.js)', () =
     const reference = VersionedTransaction.deserialize(bytes);
     assert.equal(wire.version, 'legacy');
     assert.equal(wire.signatures.length, 2);
-    assert.deepEqual(wire.signatures.map((s) => bs58.encode(s)), reference.signatures.map((s) => bs58.encode(s)));
-    assert.deepEqual(wire.staticAccountKeys.map((k) => bs58.encode(k)), reference.message.staticAccountKeys.map((k) => k.toBase58()));
+    assert.deepEqual(
+      wire.signatures.map((s) => bs58.encode(s)),
+      reference.signatures.map((s) => bs58.encode(s)),
+    );
+    assert.deepEqual(
+      wire.staticAccountKeys.map((k) => bs58.encode(k)),
+      reference.message.staticAccountKeys.map((k) => k.toBase58()),
+    );
     assert.equal(bs58.encode(wire.recentBlockhash), reference.message.recentBlockhash);
     assert.equal(wire.numRequiredSignatures, reference.message.header.numRequiredSignatures);
     assert.equal(wire.numReadonlyUnsigned, reference.message.header.numReadonlyUnsignedAccounts);
@@ -147,7 +152,13 @@ describe('wire transaction parser (cross-checked against @solana/web3.js)', () =
   it('recognises durable-nonce transactions by their first instruction', () => {
     const payer = Keypair.generate();
     const nonce = Keypair.generate().publicKey;
-    const tx = new Transaction({ feePayer: payer.publicKey, nonceInfo: { nonce: BLOCKHASH, nonceInstruction: SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: payer.publicKey }) } });
+    const tx = new Transaction({
+      feePayer: payer.publicKey,
+      nonceInfo: {
+        nonce: BLOCKHASH,
+        nonceInstruction: SystemProgram.nonceAdvance({ noncePubkey: nonce, authorizedPubkey: payer.publicKey }),
+      },
+    });
     tx.add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: nonce, lamports: 1 }));
     tx.sign(payer);
     assert.equal(usesDurableNonce(parsed(tx.serialize())), true);
@@ -181,7 +192,10 @@ describe('strict Base64', () => {
 describe('signature verification (cross-checked against node:crypto ed25519)', () => {
   function nodeVerify(wire: WireTransaction): boolean {
     return wire.signatures.every((signature, i) => {
-      const key = crypto.createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: wire.staticAccountKeys[i]!.toString('base64url') }, format: 'jwk' });
+      const key = crypto.createPublicKey({
+        key: { kty: 'OKP', crv: 'Ed25519', x: wire.staticAccountKeys[i]!.toString('base64url') },
+        format: 'jwk',
+      });
       return crypto.verify(null, wire.message, key, signature);
     });
   }
@@ -193,7 +207,7 @@ describe('signature verification (cross-checked against node:crypto ed25519)', (
     let agreed = 0;
     for (let i = 0; i < 300; i++) {
       const copy = Buffer.from(bytes);
-      if (i > 0) copy[1 + ((i * 7919) % (copy.length - 1))]! ^= 1 << i % 8;
+      if (i > 0) copy[1 + ((i * 7919) % (copy.length - 1))]! ^= 1 << (i % 8);
       const wire = parseWireTransaction(copy);
       if (isWireDefect(wire)) continue;
       assert.equal(verifyTransactionSignatures(wire).valid, nodeVerify(wire), `flip ${i}`);
@@ -237,7 +251,10 @@ describe('validateTransaction (Agave order and messages)', () => {
   it('checks the decoded size before deserializing', () => {
     const result = validateTransaction(Buffer.alloc(1233).toString('base64').slice(0, 1644), '');
     assert.ok(!result.ok);
-    assert.equal(result.error.message, 'decoded solana_transaction::versioned::VersionedTransaction too large: 1233 bytes (max: 1232 bytes)');
+    assert.equal(
+      result.error.message,
+      'decoded solana_transaction::versioned::VersionedTransaction too large: 1233 bytes (max: 1232 bytes)',
+    );
   });
 
   it('returns the first signature in base58 as the transaction ID', () => {
