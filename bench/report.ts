@@ -1,7 +1,7 @@
 /** The benchmark's outputs: a table on the terminal, `latest.json`, and `latest.svg`, a chart a person can read. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BenchResults } from './run';
+import type { BenchResults } from './bench-results';
 
 /** The figures the benchmark is held to (reported, not asserted in tests). */
 export const TARGETS = {

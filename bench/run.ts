@@ -17,11 +17,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import bs58 from 'bs58';
-import { measureCostParts, type CostPart } from './cost-parts';
+import { measureCostParts } from './cost-parts';
 import { runLoad, type LoadResult } from './load';
 import { createLatencyRecorder, openLoopPool, runOpenLoop, summarize, type LatencyResult } from './open-loop';
 import { rssMiB, startCeiling, startSlipway, type ServerProcess } from './processes';
 import { writeReport } from './report';
+import type { BenchResults, SoakResult } from './bench-results';
 import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
 const MODE = process.argv.includes('--quick') ? 'quick' : process.argv.includes('--soak') ? 'soak' : 'default';
@@ -75,36 +76,6 @@ async function measureAtFixedRate(a: FixedRateTarget, b: FixedRateTarget): Promi
   }
   await Promise.all(targets.map((t) => t.pool.close()));
   return [summarize(targets[0]!.recorder), summarize(targets[1]!.recorder)];
-}
-
-export interface SoakResult {
-  readonly seconds: number;
-  readonly rps: number;
-  readonly duplicateTtlMs: number;
-  /** Resident set of the Slipway process, one sample a second. */
-  readonly rssMiB: number[];
-}
-
-export interface BenchResults {
-  readonly mode: string;
-  readonly machine: { cores: number; cpu: string; memoryGiB: number; node: string; platform: string };
-  readonly startedAt: string;
-  readonly ceiling: { load: LoadResult; fixedRate: LatencyResult };
-  readonly slipway: {
-    sendTransaction: LoadResult;
-    sendTransactionNoVerify: LoadResult;
-    /** The same as sendTransaction, at the default log level (info): the runs above log at warn. */
-    sendTransactionLogInfo?: LoadResult;
-    submitBatch: LoadResult & { tps: number };
-    sendBundle: LoadResult & { tps: number };
-    fixedRate: LatencyResult;
-    embeddedLedger: LoadResult;
-  };
-  readonly costParts: CostPart[];
-  /** Transactions signed while a run was going because the pre-signed ones ran out (should be 0). */
-  readonly signedDuringRuns: number;
-  readonly soak?: SoakResult;
-  readonly ratios: Record<string, number>;
 }
 
 let step = 0;

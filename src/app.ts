@@ -18,8 +18,8 @@ import { replayJournal } from './ledger/recover-ledger';
 import { createKeyLimits } from './limits/key-limits';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
-import { countingJournal } from './metrics/counting-journal';
-import { instrumentedUpstream } from './metrics/instrumented-upstream';
+import { countingJournal } from './stores/counting-journal';
+import { instrumentedUpstream } from './upstreams/instrumented-upstream';
 import { collectProcessMetrics } from './metrics/metrics';
 import { HoldQueue } from './pipeline/hold-queue';
 import { RecentRefusals } from './pipeline/recent-refusals';
@@ -99,7 +99,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const logError = (error: unknown, what: string) => server.log.warn({ err: error }, `${what} failed`);
   const window = new SafeWindow(
     leaderTrackerFor(network, config.leaderPollMs, ledger),
-    policySourceFor(config.validatorPolicy, config.policyRefreshMs, router),
+    policySourceFor(config.validatorPolicy, config.policyRefreshMs, (method, params) => router.call(method, params)),
     config.safeWindowSlots,
   );
   const tracker = new SubmissionTracker({

@@ -6,7 +6,7 @@
  * tries again when the server says nothing was submitted and when to come back (HTTP 429
  * over a rate limit, 503 over capacity or a store down: both with `Retry-After`).
  */
-import { computeBundleId } from '../pipeline/bundle-id';
+import { computeBundleId } from '../core/bundle-id';
 import { SlipwayClientError } from './slipway-client-error';
 import { firstSignature, toBase64, type TransactionInput } from './transaction-input';
 

@@ -6,8 +6,7 @@
  * stops at once with a message naming the settings.
  */
 import path from 'node:path';
-import { defaultValidatorIdentities, LeaderSchedule } from '../ledger/leader-schedule';
-import { checkSchemaName } from '../stores/postgres-database';
+import { checkValidatorIdentities, defaultValidatorIdentities } from '../core/validator-identities';
 import { DEFAULT_NETWORK, SINK_NETWORK, readConfigFile, type FileSettings, type NetworkConfig } from './config-file';
 import { DEFAULT_SETTINGS, SETTINGS, type ScalarSettings, type Setting, type SettingName } from './settings';
 
@@ -86,7 +85,7 @@ const CHECKS: {
   ledgerLeaders: (identities, where) => {
     if (identities.length === 0) return identities;
     try {
-      new LeaderSchedule(identities);
+      checkValidatorIdentities(identities);
     } catch (error) {
       throw new Error(`ledgerLeaders: ${error instanceof Error ? error.message : String(error)} (${where}, a comma-separated list)`, {
         cause: error,
@@ -126,6 +125,18 @@ export function checkServable(config: SlipwayConfig): void {
       "postgresUrl is for a cluster of gateways in front of a shared network; the embedded ledger is one gateway's own chain and keeps its journal in SQLite: configure rpc/jito upstreams (bin/slipway ledger serves a local cluster), or leave postgresUrl unset",
     );
   }
+}
+
+/** A PostgreSQL identifier Slipway may put in its statements unquoted. */
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export function checkSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new Error(
+      `postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`,
+    );
+  }
+  return schema;
 }
 
 /** The items of a comma-separated setting (none when blank). */

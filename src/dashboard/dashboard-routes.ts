@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { operatorGuard } from '../http/operator-access';
+import { operatorGuard } from '../web/operator-access';
 import type { DashboardFeed } from './dashboard-feed';
 import { DASHBOARD_PAGE } from './dashboard-page';
 

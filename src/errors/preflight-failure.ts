@@ -1,4 +1,4 @@
-import type { SimulationResult } from '../upstreams/upstream';
+import type { SimulationResult } from '../core/rpc-types';
 import type { SlipwayError } from './error-catalogue';
 import { slipwayError } from './error-catalogue';
 

@@ -24,7 +24,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { shedTotal } from '../metrics/metrics';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
-import { OPERATOR_PATHS } from './operator-access';
+import { OPERATOR_PATHS } from '../web/operator-access';
 import { onResponseDone } from './response-done';
 
 export interface AdmissionLimits {

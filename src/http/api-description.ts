@@ -6,7 +6,7 @@
  * checks that every method listed is served.
  */
 import { ERROR_CATALOGUE } from '../errors/error-catalogue';
-import { MAX_JSON_DEPTH } from './json-body';
+import { MAX_JSON_DEPTH } from '../web/json-body';
 import { BODY_LIMIT_BYTES } from './server';
 
 export interface MethodDescription {

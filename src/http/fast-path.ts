@@ -15,7 +15,7 @@ import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayError } from '../errors/error-catalogue';
 import { fastPathRequestsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
-import { parseJsonBody } from './json-body';
+import { parseJsonBody } from '../web/json-body';
 import { requestIdOf } from './request-id';
 
 export interface Answer {

@@ -23,7 +23,7 @@ import {
   resultResponse,
   type JsonRpcId,
   type RpcReply,
-} from './json-rpc-envelope';
+} from '../web/json-rpc-envelope';
 import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
 
 export interface RpcCallContext {

@@ -18,11 +18,11 @@ import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { Admission } from './admission';
 import { createFastPath, writeAnswer, type Answer } from './fast-path';
-import { OPERATOR_PATHS, operatorGuard } from './operator-access';
+import { OPERATOR_PATHS, operatorGuard } from '../web/operator-access';
 import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { registerDashboard } from '../dashboard/dashboard-routes';
-import { checkJsonBody, installJsonBodyParser } from './json-body';
-import { errorResponse, retryHeaders } from './json-rpc-envelope';
+import { checkJsonBody, installJsonBodyParser } from '../web/json-body';
+import { errorResponse, retryHeaders } from '../web/json-rpc-envelope';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions, type SubmissionOutcome } from './json-rpc-handler';
 import { createHealthProbe } from './health-probe';
 import { assignRequestId, requestIdOf } from './request-id';

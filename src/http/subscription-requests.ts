@@ -6,7 +6,7 @@
  * client's text cut short.
  */
 import bs58 from 'bs58';
-import { describeMethod, type JsonRpcId } from './json-rpc-envelope';
+import { describeMethod, type JsonRpcId } from '../web/json-rpc-envelope';
 
 export const COMMITMENT_RANK = { processed: 0, confirmed: 1, finalized: 2 } as const;
 export type Commitment = keyof typeof COMMITMENT_RANK;

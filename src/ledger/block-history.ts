@@ -5,7 +5,7 @@
  * and MAX_TRANSACTIONS transactions, about 20 MB at most. Kept in memory, not across
  * restarts.
  */
-import type { TransactionErrorJson } from './transaction-error';
+import type { TransactionErrorJson } from '../core/transaction-error';
 
 const MAX_BLOCKS = 4_096;
 const MAX_TRANSACTIONS = 10_000;

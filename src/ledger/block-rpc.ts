@@ -5,7 +5,7 @@
  * burnt). Encodings `json` (default), `base64` and `base58`; `jsonParsed` is refused.
  */
 import bs58 from 'bs58';
-import type { RpcAnswer } from '../upstreams/upstream';
+import type { RpcAnswer } from '../core/rpc-types';
 import { parseWireTransaction, isWireDefect } from '../validation/wire-transaction';
 import type { LandedTransaction } from './block-history';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH } from './local-ledger';

@@ -5,7 +5,7 @@
  * transactions writing the given accounts), from the ledger's recent blocks.
  */
 import bs58 from 'bs58';
-import type { RpcAnswer } from '../upstreams/upstream';
+import type { RpcAnswer } from '../core/rpc-types';
 import { decodeStrictBase64 } from '../validation/strict-base64';
 import {
   MAX_BASE64_SIZE,

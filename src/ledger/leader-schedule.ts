@@ -6,28 +6,14 @@
  * answered without keeping a schedule in memory, and the same slot always has the same
  * leader, across restarts too.
  */
-import crypto from 'node:crypto';
-import bs58 from 'bs58';
-import sodium from 'sodium-native';
+import { checkValidatorIdentities, defaultValidatorIdentities, DEFAULT_VALIDATOR_COUNT } from '../core/validator-identities';
 
 export const SLOTS_PER_LEADER = 4;
 /** Mainnet's epoch length. */
 export const SLOTS_PER_EPOCH = 432_000;
-/** Validators of the default schedule, when none are configured. */
-export const DEFAULT_VALIDATOR_COUNT = 8;
+export { DEFAULT_VALIDATOR_COUNT };
 
-/** `count` validator identities (real ed25519 public keys) derived from fixed seeds: the same on every machine. */
-export function defaultValidatorIdentities(count = DEFAULT_VALIDATOR_COUNT): string[] {
-  return Array.from({ length: count }, (_, i) => {
-    const seed = crypto
-      .createHash('sha256')
-      .update(`slipway validator ${i + 1}`)
-      .digest();
-    const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES);
-    sodium.crypto_sign_seed_keypair(publicKey, Buffer.alloc(sodium.crypto_sign_SECRETKEYBYTES), seed);
-    return bs58.encode(publicKey);
-  });
-}
+export { defaultValidatorIdentities };
 
 /** A 32-bit mix of two integers (murmur3's finaliser over both): the draw for one slot group. */
 function mix(epoch: number, group: number): number {
@@ -41,17 +27,7 @@ export class LeaderSchedule {
   readonly identities: readonly string[];
 
   constructor(identities: readonly string[] = defaultValidatorIdentities()) {
-    if (identities.length === 0) throw new Error('a leader schedule needs at least one validator identity');
-    for (const identity of identities) {
-      let bytes: Uint8Array;
-      try {
-        bytes = bs58.decode(identity);
-      } catch {
-        throw new Error(`validator identity ${JSON.stringify(identity)} is not base58`);
-      }
-      if (bytes.length !== 32) throw new Error(`validator identity ${identity} is not 32 bytes (a public key)`);
-    }
-    if (new Set(identities).size !== identities.length) throw new Error('validator identities must be distinct');
+    checkValidatorIdentities(identities);
     this.identities = [...identities];
   }
 

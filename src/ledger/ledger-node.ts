@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
-import { checkJsonBody, installJsonBodyParser } from '../http/json-body';
+import { checkJsonBody, installJsonBodyParser } from '../web/json-body';
 import {
   createJsonRpcEndpoint,
   describeMethod,
@@ -17,8 +17,8 @@ import {
   resultResponse,
   type JsonRpcId,
   type RpcReply,
-} from '../http/json-rpc-envelope';
-import { computeBundleId } from '../pipeline/bundle-id';
+} from '../web/json-rpc-envelope';
+import { computeBundleId } from '../core/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
 import { FaultInjector, parseFaultSetting } from './fault-injector';

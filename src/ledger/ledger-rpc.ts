@@ -7,8 +7,8 @@
 import { BLOCK_RPC_METHODS } from './block-rpc';
 import { FEE_RPC_METHODS } from './fee-rpc';
 import { TOKEN_RPC_METHODS } from './token-rpc';
-import type { RpcAnswer, SignatureStatusView } from '../upstreams/upstream';
-import { JITO_TIP_ACCOUNTS } from './jito-tip-accounts';
+import type { RpcAnswer, SignatureStatusView } from '../core/rpc-types';
+import { JITO_TIP_ACCOUNTS } from '../core/jito-tip-accounts';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
 import {

@@ -16,8 +16,8 @@ import type { WireTransaction } from '../validation/wire-transaction';
 import { LeaderSchedule } from './leader-schedule';
 import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
 import { BlockHistory } from './block-history';
-import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from './transaction-error';
-import { JITO_TIP_ACCOUNTS } from './jito-tip-accounts';
+import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from '../core/transaction-error';
+import { JITO_TIP_ACCOUNTS } from '../core/jito-tip-accounts';
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
 export const MAX_PROCESSING_AGE = 150;

@@ -1,6 +1,6 @@
 /** What the local ledgers' JSON-RPC methods share: Agave's answer shapes, parameter parsing, account encoding. */
 import bs58 from 'bs58';
-import type { RpcAnswer } from '../upstreams/upstream';
+import type { RpcAnswer } from '../core/rpc-types';
 import type { AccountView, LocalLedger } from './local-ledger';
 
 /** The Solana version the ledger's RPC claims, for clients that check features by version. */

@@ -11,7 +11,7 @@
  * Agave uses for programs it has no parser for.
  */
 import bs58 from 'bs58';
-import type { RpcAnswer } from '../upstreams/upstream';
+import type { RpcAnswer } from '../core/rpc-types';
 import { validateTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
 import type { LocalLedger, SimulationOutcome } from './local-ledger';

@@ -5,7 +5,7 @@
  * upstream names), never free text.
  */
 import client from 'prom-client';
-import { TRANSACTION_STATES, type TransactionState } from '../stores/journal';
+import { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 export type Outcome = 'accepted' | 'duplicate' | 'refused' | 'rejected';

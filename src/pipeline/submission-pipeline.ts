@@ -18,7 +18,7 @@ import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
 import type { BundleSendResult, SendOptions, SimulationResult, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import { computeBundleId } from './bundle-id';
+import { computeBundleId } from '../core/bundle-id';
 import type { RecentTransactions } from './recent-transactions';
 import { sendToRoute, stateAfter, type JournalState } from './route-send';
 import type { Router } from './router';

@@ -17,7 +17,7 @@
  * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
  */
 import bs58 from 'bs58';
-import { describeTransactionErrorJson } from '../ledger/transaction-error';
+import { describeTransactionErrorJson } from '../core/transaction-error';
 import { landingSeconds, rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
 import type { SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';

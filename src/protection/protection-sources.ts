@@ -1,7 +1,7 @@
 /** Where protection learns what it decides on, as the configuration says: the leaders, and the validator policy. */
 import type { NetworkConfig } from '../config/config-file';
 import type { LocalLedger } from '../ledger/local-ledger';
-import type { Router } from '../pipeline/router';
+import type { RpcAnswer } from '../core/rpc-types';
 import { createLedgerLeaderTracker, type LeaderTracker } from './leader-tracker';
 import { createRpcLeaderTracker } from './rpc-leader-tracker';
 import { createShieldPolicySource } from './shield-policy';
@@ -21,13 +21,16 @@ export function leaderTrackerFor(network: NetworkConfig, leaderPollMs: number, l
   return createRpcLeaderTracker({ urls: reads.urls, timeoutMs: network.requestTimeoutMs, pollMs: leaderPollMs });
 }
 
-/** The validator policy `where` names: a file, an http(s) URL, or shield:ADDRESS; none when empty. */
-export function policySourceFor(where: string, refreshMs: number, router: Router): PolicySource | undefined {
+/** The validator policy `where` names: a file, an http(s) URL, or shield:ADDRESS (read with `call`, the reads upstream); none when empty. */
+export function policySourceFor(
+  where: string,
+  refreshMs: number,
+  call: (method: string, params: readonly unknown[]) => Promise<RpcAnswer | undefined>,
+): PolicySource | undefined {
   const trimmed = where.trim();
   const options = { refreshMs };
   if (trimmed === '') return undefined;
-  if (trimmed.startsWith('shield:'))
-    return createShieldPolicySource(trimmed.slice('shield:'.length), (method, params) => router.call(method, params), options);
+  if (trimmed.startsWith('shield:')) return createShieldPolicySource(trimmed.slice('shield:'.length), call, options);
   if (/^https?:\/\//.test(trimmed)) return createUrlPolicySource(trimmed, options);
   return createFilePolicySource(trimmed, options);
 }

@@ -15,10 +15,8 @@
 
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
-export type TransactionState = 'held' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
-
-/** Every state, in the order the journal log numbers them (new ones go at the end). */
-export const TRANSACTION_STATES: readonly TransactionState[] = ['forwarded', 'landed', 'failed', 'expired', 'rejected', 'held'];
+export { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
+import type { TransactionState } from '../core/transaction-states';
 
 /** What a protected transaction's send looked like: which window it went in, by which route, after how long a hold, and why. */
 export interface SendEvidence {

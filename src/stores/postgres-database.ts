@@ -4,6 +4,7 @@
  * versioned migrations per component, run in one transaction under an advisory lock so that
  * instances starting together migrate once.
  */
+import { checkSchemaName } from '../config/config';
 import pg from 'pg';
 
 /** Each entry migrates from version i to i + 1; entries are never edited once released. */
@@ -16,18 +17,8 @@ export interface PostgresOptions {
   readonly max?: number;
 }
 
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
 // BIGINT columns (sequence numbers, slots, epoch milliseconds) stay below 2^53: read them as numbers, not strings.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-
-export function checkSchemaName(schema: string): string {
-  if (!SCHEMA_NAME.test(schema))
-    throw new Error(
-      `postgresSchema must be letters, digits and _ (starting with a letter or _), at most 63: got ${JSON.stringify(schema)}`,
-    );
-  return schema;
-}
 
 export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool {
   const pool = new pg.Pool({

@@ -4,7 +4,7 @@
  * reads and statuses from the healthiest. Health, failover and the circuit breaker live
  * in the JSON-RPC client.
  */
-import { describeTransactionErrorJson, type TransactionErrorJson } from '../ledger/transaction-error';
+import { describeTransactionErrorJson, type TransactionErrorJson } from '../core/transaction-error';
 import { JsonRpcClient, alreadyProcessed, type JsonRpcAnswer } from './json-rpc-client';
 import type { SignatureStatusView, Upstream } from './upstream';
 

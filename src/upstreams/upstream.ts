@@ -6,26 +6,11 @@
  * Methods throw when the upstream cannot be reached or used (with a reason in words); a
  * refusal or outcome the upstream reports is a value.
  */
-import type { TransactionErrorJson } from '../ledger/transaction-error';
+import type { TransactionErrorJson } from '../core/transaction-error';
+import type { RpcAnswer, SendOptions, SignatureStatusView, SimulationResult } from '../core/rpc-types';
+
+export type { RpcAnswer, SendOptions, SignatureStatusView, SimulationResult } from '../core/rpc-types';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-
-/** Solana's send options, as `sendTransaction`'s `params[1]` carries them. */
-export interface SendOptions {
-  readonly skipPreflight: boolean;
-  readonly preflightCommitment: 'processed' | 'confirmed' | 'finalized';
-  readonly maxRetries: number | undefined;
-  readonly minContextSlot: number | undefined;
-}
-
-/** A preflight result: `err` null when the transaction would succeed. */
-export interface SimulationResult {
-  readonly err: TransactionErrorJson | null;
-  readonly errText: string | null;
-  readonly logs: string[];
-  readonly unitsConsumed: number;
-  /** The slot the simulation ran at, for `minContextSlot`. */
-  readonly slot: number;
-}
 
 /** `dropped` names why, when the route knows at once that the transaction will never land. */
 export interface SendOutcome {
@@ -42,23 +27,12 @@ export type BundleSendResult =
       readonly logs: string[];
     };
 
-/** A signature's status as `getSignatureStatuses` reports it. */
-export interface SignatureStatusView {
-  readonly slot: number;
-  readonly confirmations: number | null;
-  readonly err: TransactionErrorJson | null;
-  readonly confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
-}
-
 /** A bundle's state as `getInflightBundleStatuses` reports it, with the reason where known. */
 export interface BundleStatusView {
   readonly status: 'Invalid' | 'Pending' | 'Failed' | 'Landed';
   readonly landedSlot: number | null;
   readonly reason: string | null;
 }
-
-/** The answer of a JSON-RPC method the upstream serves directly (reads, statuses). */
-export type RpcAnswer = { readonly result: unknown } | { readonly error: { code: number; message: string; data?: unknown } };
 
 export type UpstreamKind = 'embedded' | 'rpc' | 'jito' | 'sink';
 

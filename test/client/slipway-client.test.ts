@@ -19,7 +19,7 @@ import {
 } from '@solana/kit';
 import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { createSlipwayClient, SlipwayClientError } from '../../src/client';
-import { computeBundleId } from '../../src/pipeline/bundle-id';
+import { computeBundleId } from '../../src/core/bundle-id';
 import { runCli } from '../helpers/process';
 import { startTestGateway } from '../helpers/gateway';
 import { useGateway } from '../helpers/use-gateway';

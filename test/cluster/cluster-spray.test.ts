@@ -17,7 +17,7 @@ import pg from 'pg';
 import bs58 from 'bs58';
 import { Redis } from 'ioredis';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { digestWireTransaction } from '../../src/validation/transaction-digest';
 import { makeDataDir } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';

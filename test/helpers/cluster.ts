@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { FaultInjector, type FaultMode } from '../../src/ledger/fault-injector';
 import { createLedgerNode, type Path } from '../../src/ledger/ledger-node';
 import { LocalLedger, type LedgerConfig } from '../../src/ledger/local-ledger';

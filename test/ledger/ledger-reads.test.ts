@@ -20,11 +20,11 @@ import {
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import bs58 from 'bs58';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { ledgerMethod } from '../../src/ledger/ledger-rpc';
 import { LocalLedger } from '../../src/ledger/local-ledger';
 import { uiAmountString } from '../../src/ledger/token-rpc';
-import { computeBundleId } from '../../src/pipeline/bundle-id';
+import { computeBundleId } from '../../src/core/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
 import { makeDataDir } from '../helpers/gateway';
 

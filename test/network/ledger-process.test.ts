@@ -5,7 +5,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
-import { JITO_TIP_ACCOUNTS } from '../../src/ledger/jito-tip-accounts';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { startCluster } from '../helpers/cluster';
 import { makeDataDir, startTestGateway } from '../helpers/gateway';
 import { SLIPWAY, runCli, startServer } from '../helpers/process';

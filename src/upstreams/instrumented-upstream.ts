@@ -2,8 +2,8 @@
  * An upstream whose sends are counted and timed, by its configured name: first sends and
  * rebroadcasts alike, from whichever part of Slipway sends them.
  */
-import type { Upstream } from '../upstreams/upstream';
-import { upstreamSendSeconds, upstreamSendsTotal } from './metrics';
+import type { Upstream } from './upstream';
+import { upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
 
 export function instrumentedUpstream(upstream: Upstream): Upstream {
   // Children bound once: labelling on every send costs more than counting.

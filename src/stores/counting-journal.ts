@@ -3,8 +3,8 @@
  * every state passes (the pipeline, the tracker and the hold queue all record through it),
  * whatever store is behind it.
  */
-import type { Journal } from '../stores/journal';
-import { countKeyTransactions, countState } from './metrics';
+import type { Journal } from './journal';
+import { countKeyTransactions, countState } from '../metrics/metrics';
 
 export function countingJournal(journal: Journal): Journal {
   return {
