@@ -121,6 +121,8 @@ describe('sendTransaction with real clients', () => {
     await waitForStatus(ctx.connection, answers[0]!.body.result);
     assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
     assert.equal(await balanceOf(ctx.connection, alice.publicKey), 10 * LAMPORTS_PER_SOL - 1_000_000 - 5000);
+    // The ledger would refuse a second execution anyway: what shows the gateway sent it once is its journal.
+    assert.equal((await ctx.gw.app.journal.find(answers[0]!.body.result)).length, 1, 'journaled (and forwarded) once');
   });
 
   it('a different transaction reusing a known first signature is verified, and fails', async () => {
