@@ -18,6 +18,9 @@ import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-st
 import { BlockHistory } from './block-history';
 import { describeFieldlessError, describeTransactionError, type TransactionErrorJson } from '../core/transaction-error';
 import { JITO_TIP_ACCOUNTS } from '../core/jito-tip-accounts';
+import { ExposureRecorder, type Exposure, type SubmissionPath } from './exposure';
+
+export { PUBLIC_FORWARD_SLOTS, type Exposure, type SubmissionPath } from './exposure';
 
 /** Solana's MAX_PROCESSING_AGE: a blockhash stays valid for this many blocks. */
 export const MAX_PROCESSING_AGE = 150;
@@ -66,27 +69,6 @@ export interface LedgerConfig {
   readonly leaders?: readonly string[];
   /** Identities of the schedule that sandwich: what they see of a transaction is recorded as exposure. */
   readonly sandwichers?: readonly string[];
-}
-
-/**
- * How a transaction reached the ledger. `public`: through the RPC node's `sendTransaction`,
- * which forwards it to the leaders of the next PUBLIC_FORWARD_SLOTS slots, as an RPC node
- * forwards to the upcoming leaders' TPUs; `private`: through the block engine (or in
- * process), seen only by the leader that includes it.
- */
-export type SubmissionPath = 'public' | 'private';
-/** Slots ahead whose leaders a publicly sent transaction reaches: the current and the next leader. */
-export const PUBLIC_FORWARD_SLOTS = 8;
-
-/** Who saw a transaction that landed, and whether one of them sandwiches. */
-export interface Exposure {
-  readonly slot: number;
-  readonly leader: string;
-  readonly path: SubmissionPath;
-  /** Every leader that saw it, the landing slot's first. */
-  readonly exposedTo: readonly string[];
-  /** The first of them that sandwiches, or null. */
-  readonly sandwichedBy: string | null;
 }
 
 export interface ExecutionOutcome {
@@ -178,9 +160,8 @@ export class LocalLedger {
   readonly schedule: LeaderSchedule;
   /** Transactions included in a slot so far (`getEpochInfo`'s transactionCount). */
   transactionCount = 0;
-  private readonly sandwichers: ReadonlySet<string>;
   /** Who saw each landed transaction (kept in memory only, as many as the statuses). */
-  private readonly exposures = new Map<string, Exposure>();
+  private readonly exposures: ExposureRecorder;
   /** Recent blocks and landed transactions, for getBlock and getTransaction. */
   readonly history = new BlockHistory();
 
@@ -190,11 +171,7 @@ export class LocalLedger {
     saved?: SavedLedger,
   ) {
     this.schedule = new LeaderSchedule(config.leaders);
-    for (const identity of config.sandwichers ?? []) {
-      if (!this.schedule.identities.includes(identity))
-        throw new Error(`sandwiching identity ${identity} is not one of the leader schedule's validators`);
-    }
-    this.sandwichers = new Set(config.sandwichers);
+    this.exposures = new ExposureRecorder(this.schedule, config.sandwichers ?? [], MAX_STATUSES);
     if (saved === undefined) {
       this.slot = Number(svm.getClock().slot);
       this.latest = svm.latestBlockhash();
@@ -354,14 +331,14 @@ export class LocalLedger {
     if (outcome.included) {
       this.recordStatus(outcome);
       this.recordLanded(tx, outcome);
-      this.recordExposure(outcome.signature, options.path ?? 'private');
+      this.exposures.record(outcome.signature, options.path ?? 'private', this.slot);
     }
     return outcome;
   }
 
   /** Who saw a landed transaction (undefined: not landed here, or forgotten). */
   getExposure(signature: string): Exposure | undefined {
-    return this.exposures.get(signature);
+    return this.exposures.of(signature);
   }
 
   /**
@@ -395,7 +372,7 @@ export class LocalLedger {
     outcomes.forEach((outcome, i) => {
       this.recordStatus(outcome);
       this.recordLanded(txs[i]!, outcome);
-      this.recordExposure(outcome.signature, 'private');
+      this.exposures.record(outcome.signature, 'private', this.slot);
     });
     this.rememberBundle({ bundleId, signatures: txs.map((t) => t.signature), slot: this.slot, landed: true, err: null, reason: null });
     return { landed: true, slot: this.slot, outcomes };
@@ -518,14 +495,6 @@ export class LocalLedger {
     this.statuses.set(outcome.signature, { slot: this.slot, err: outcome.err });
     this.transactionCount += 1;
     if (this.statuses.size > MAX_STATUSES) this.statuses.delete(this.statuses.keys().next().value!);
-  }
-
-  private recordExposure(signature: string, path: SubmissionPath): void {
-    const leader = this.schedule.leaderAt(this.slot);
-    const exposedTo = path === 'private' ? [leader] : [...new Set(this.schedule.leaders(this.slot, PUBLIC_FORWARD_SLOTS))];
-    const sandwichedBy = exposedTo.find((identity) => this.sandwichers.has(identity)) ?? null;
-    this.exposures.set(signature, { slot: this.slot, leader, path, exposedTo, sandwichedBy });
-    if (this.exposures.size > MAX_STATUSES) this.exposures.delete(this.exposures.keys().next().value!);
   }
 
   private rememberBundle(record: BundleRecord): void {
