@@ -15,18 +15,11 @@ import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayError } from '../errors/error-catalogue';
 import { fastPathRequestsTotal, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
+import type { Reply } from '../web/json-rpc-envelope';
 import { parseJsonBody } from '../web/json-body';
 import { requestIdOf } from './request-id';
 
-export interface Answer {
-  readonly status: number;
-  /** The JSON to send; none for 204. */
-  readonly payload?: unknown;
-  /** Extra headers (Retry-After). */
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string) => Promise<Answer>;
+export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string) => Promise<Reply>;
 
 export interface FastPathOptions {
   readonly authenticator: Authenticator;
@@ -35,18 +28,18 @@ export interface FastPathOptions {
   readonly bodyLimit: number;
   readonly routes: { readonly '/': Answerer; readonly '/submit-batch': Answerer };
   /** The answer to an unexpected failure, in the path's shape (after logging it). */
-  readonly failed: (path: '/' | '/submit-batch', error: unknown) => Answer;
+  readonly failed: (path: '/' | '/submit-batch', error: unknown) => Reply;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Writes an answer on node:http: its JSON (none for 204) and headers. */
-export function writeAnswer(response: ServerResponse, { status, payload, headers }: Answer): void {
-  if (payload === undefined) {
+export function writeAnswer(response: ServerResponse, { status, body, headers }: Reply): void {
+  if (body === undefined) {
     response.writeHead(status, headers).end();
     return;
   }
-  const json = JSON.stringify(payload);
+  const json = JSON.stringify(body);
   response.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json) }).end(json);
 }
 

@@ -1,30 +1,20 @@
 /**
  * The gateway's JSON-RPC methods on `/` and the Jito-style paths: submissions go to the
- * pipeline; methods Slipway does not own (reads, statuses) go to the router.
+ * submission desk (which answers, counts and logs them); statuses to the status view; the
+ * reads Slipway forwards to the router.
  *
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
  * surface the message; the only other statuses are 401/403 for a single request.
  */
-import { ERROR_CATALOGUE, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
-import { transactionsIn, type KeyLimits } from '../limits/key-limits';
-import { countSubmission } from '../metrics/metrics';
+import { ok, slipwayError, type Result } from '../errors/error-catalogue';
+import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
-import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { StatusView } from '../pipeline/status-view';
-import type { SubmissionContext, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
-import type { TransactionValidator } from '../validation/transaction-validator';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
-import {
-  createJsonRpcEndpoint,
-  describeMethod,
-  errorReply,
-  errorResponse,
-  resultResponse,
-  type JsonRpcId,
-  type RpcReply,
-} from '../web/json-rpc-envelope';
-import { parseSendBundleParams, parseSendTransactionParams } from './submission-params';
+import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
+import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
+import type { SubmissionDesk } from './submission-desk';
 
 export interface RpcCallContext {
   readonly key: ApiKeyRecord;
@@ -37,27 +27,11 @@ interface DispatchContext extends RpcCallContext {
   readonly reads: Result<undefined>;
 }
 
-/** One log line per submission outcome: public identifiers and the refusal, never the transaction or the key. */
-export interface SubmissionOutcome {
-  readonly requestId: string;
-  readonly operation: 'sendTransaction' | 'submitBatch' | 'sendBundle';
-  readonly keyId: string;
-  readonly antiMev: boolean;
-  readonly outcome: 'accepted' | 'refused';
-  /** Accepted: the signatures, or the bundle ID. */
-  readonly signatures?: readonly string[];
-  readonly bundleId?: string;
-  /** Refused: the code and message the client got. */
-  readonly code?: number;
-  readonly error?: string;
-}
-
 export interface JsonRpcHandlerOptions {
-  readonly pipeline: SubmissionPipeline;
+  /** Where submissions are answered, counted and logged. */
+  readonly desk: SubmissionDesk;
   readonly router: Router;
-  readonly validator: TransactionValidator;
   readonly statusView: StatusView;
-  readonly refusals: RecentRefusals;
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
@@ -66,7 +40,6 @@ export interface JsonRpcHandlerOptions {
   readonly readAllowed: (method: string) => boolean;
   /** Where unexpected failures go; the client only learns that the request failed. */
   readonly logError: (error: unknown, method: string) => void;
-  readonly logSubmission: (outcome: SubmissionOutcome) => void;
 }
 
 /** Status methods answered from the journal plus the upstreams. */
@@ -81,70 +54,20 @@ const STATUS_METHODS = new Set([
 const SUBMISSION_METHODS = new Set(['sendTransaction', 'sendBundle']);
 const ADMITTED = ok(undefined);
 
-export function createJsonRpcHandler({
-  pipeline,
-  router,
-  validator,
-  statusView,
-  refusals,
-  limits,
-  bundleResult,
-  readAllowed,
-  logError,
-  logSubmission,
-}: JsonRpcHandlerOptions) {
-  async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<RpcReply> {
-    const { key } = context;
-    const submission: SubmissionContext = { keyId: key.id, antiMev: context.antiMev };
-    const outcome = { requestId: context.requestId, keyId: key.id, antiMev: context.antiMev };
-    const refused = (operation: SubmissionOutcome['operation'], error: SlipwayError) =>
-      logSubmission({ ...outcome, operation, outcome: 'refused', code: ERROR_CATALOGUE[error.kind].code, error: error.message });
+export function createJsonRpcHandler({ desk, router, statusView, limits, bundleResult, readAllowed, logError }: JsonRpcHandlerOptions) {
+  async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<Reply> {
     switch (method) {
       case 'sendTransaction': {
-        const limited = key.tps === null ? ADMITTED : await limits.submission(key, 1, false);
-        const input = limited.ok ? await parseSendTransactionParams(params, validator) : limited;
-        if (!input.ok) countSubmission('sendTransaction', 'refused'); // the pipeline counts the outcomes it decides
-        const sent = input.ok ? await pipeline.sendTransaction(input.value.transaction, input.value.options, submission) : input;
-        if (sent.ok) {
-          logSubmission({ ...outcome, operation: 'sendTransaction', outcome: 'accepted', signatures: [sent.value] });
-          return { status: 200, body: resultResponse(id, sent.value) };
-        }
-        refused('sendTransaction', sent.error);
-        refusals.record(params[0], context.key.id, sent.error.message);
-        return errorReply(id, sent.error);
+        const sent = await desk.sendTransaction(params, context);
+        return sent.ok ? { status: 200, body: resultResponse(id, sent.value) } : refusalReply(id, sent.error);
       }
       case 'sendBundle': {
-        if (!context.key.bundle) {
-          const error = slipwayError(
-            'FORBIDDEN',
-            `API key ${context.key.id} may not call sendBundle: bundles are enabled per key (bin/slipway keys set ${context.key.id} --bundle on)`,
-          );
-          refused('sendBundle', error);
-          countSubmission('sendBundle', 'refused');
-          return { status: ERROR_CATALOGUE.FORBIDDEN.http, body: errorResponse(id, error) };
-        }
-        const limited =
-          key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
-        const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
-        if (!txs.ok) countSubmission('sendBundle', 'refused');
-        const sent = txs.ok ? await pipeline.sendBundle(txs.value, submission) : txs;
-        if (!sent.ok) {
-          refused('sendBundle', sent.error);
-          if (Array.isArray(params[0]))
-            for (const encoded of params[0].slice(0, 5)) refusals.record(encoded, context.key.id, sent.error.message);
-          return errorReply(id, sent.error);
-        }
-        logSubmission({
-          ...outcome,
-          operation: 'sendBundle',
-          outcome: 'accepted',
-          bundleId: sent.value.bundleId,
-          signatures: sent.value.signatures,
-        });
+        const sent = await desk.sendBundle(params, context);
+        if (!sent.ok) return refusalReply(id, sent.error);
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
       default: {
-        if (!context.reads.ok) return errorReply(id, context.reads.error);
+        if (!context.reads.ok) return refusalReply(id, context.reads.error);
         if (STATUS_METHODS.has(method)) {
           const answer =
             method === 'getSubmissionStatuses' || method === 'getSubmission' || method === 'getInflightBundleStatuses'
@@ -153,11 +76,11 @@ export function createJsonRpcHandler({
           return {
             status: 200,
             body:
-              'invalid' in answer ? errorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result),
+              'invalid' in answer ? refusalResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result),
           };
         }
         if (!readAllowed(method)) {
-          return errorReply(
+          return refusalReply(
             id,
             slipwayError(
               'READ_NOT_SERVED',
@@ -169,9 +92,9 @@ export function createJsonRpcHandler({
         try {
           answer = await router.call(method, params);
         } catch (error) {
-          if (error instanceof AnswerTooLargeError) return errorReply(id, slipwayError('ANSWER_TOO_LARGE', error.message));
+          if (error instanceof AnswerTooLargeError) return refusalReply(id, slipwayError('ANSWER_TOO_LARGE', error.message));
           // Every node failed (the reason names each): the client is told, as for a send.
-          return errorReply(
+          return refusalReply(
             id,
             slipwayError(
               'UPSTREAM_UNAVAILABLE',
@@ -180,14 +103,17 @@ export function createJsonRpcHandler({
           );
         }
         if (answer === undefined) {
-          return { status: 200, body: errorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)) };
+          return {
+            status: 200,
+            body: refusalResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)),
+          };
         }
         return { status: 200, body: 'result' in answer ? resultResponse(id, answer.result) : { jsonrpc: '2.0', error: answer.error, id } };
       }
     }
   }
 
-  const endpoint = createJsonRpcEndpoint(dispatch, logError);
+  const endpoint = createJsonRpcEndpoint(dispatch, logError, countRefusal);
   return async (body: unknown, context: RpcCallContext) => {
     const { key } = context;
     const reads = key.readsPerSecond === null ? ADMITTED : await limits.reads(key, readsIn(body));

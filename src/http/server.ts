@@ -14,20 +14,20 @@ import type { Authenticator } from '../auth/authenticator';
 import { clip } from '../errors/client-text';
 import type { ErrorKind, SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
-import { countSubmission, metricsRegistry, refusalsTotal, requestDuration } from '../metrics/metrics';
+import { metricsRegistry, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { Admission } from './admission';
-import { createFastPath, writeAnswer, type Answer } from './fast-path';
+import { createFastPath, writeAnswer } from './fast-path';
+import { refusal } from './refusal-replies';
 import { OPERATOR_PATHS, operatorGuard } from '../web/operator-access';
 import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { registerDashboard } from '../dashboard/dashboard-routes';
 import { checkJsonBody, installJsonBodyParser } from '../web/json-body';
-import { errorResponse, retryHeaders } from '../web/json-rpc-envelope';
-import { createJsonRpcHandler, type JsonRpcHandlerOptions, type SubmissionOutcome } from './json-rpc-handler';
+import type { Reply } from '../web/json-rpc-envelope';
+import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
+import { createSubmissionDesk, type SubmissionDeskOptions } from './submission-desk';
 import { createHealthProbe } from './health-probe';
 import { assignRequestId, requestIdOf } from './request-id';
-import { parseSubmitBatchParams } from './submission-params';
-import { transactionsIn } from '../limits/key-limits';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -35,7 +35,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 
-export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError' | 'logSubmission'> {
+export interface HttpServerOptions extends Omit<JsonRpcHandlerOptions, 'logError' | 'desk'>, Omit<SubmissionDeskOptions, 'logSubmission'> {
   readonly authenticator: Authenticator;
   readonly logLevel: string;
   /** A client must send its headers within this (a slowloris is cut off), and its whole request within `requestTimeoutMs`. */
@@ -183,69 +183,34 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   // One info line per submission outcome (never the transaction or the key).
-  const logSubmission = (outcome: SubmissionOutcome) => app.log.info(outcome, 'submission');
+  const desk = createSubmissionDesk({ ...options, logSubmission: (outcome) => app.log.info(outcome, 'submission') });
   const handleRpc = createJsonRpcHandler({
     ...options,
+    desk,
     logError: (error, method) => app.log.error({ err: error, method }, 'request failed unexpectedly'),
-    logSubmission,
   });
 
   /** POST / and the Jito paths: what to answer to a JSON-RPC body from `key`. */
-  const answerRpc = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string): Promise<Answer> => {
+  const answerRpc = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string): Promise<Reply> => {
     const unreadable = checkJsonBody(body);
     if (unreadable !== null) return refusal('/', unreadable);
     if (typeof antiMev !== 'boolean') return refusal('/', antiMev);
-    const { status, body: payload, headers } = await handleRpc(body, { key, antiMev, requestId });
-    return status === 204 ? { status } : { status, payload, ...(headers === undefined ? {} : { headers }) };
+    const reply = await handleRpc(body, { key, antiMev, requestId });
+    return reply.status === 204 ? { status: 204 } : reply;
   };
 
-  /** POST /submit-batch: what to answer to a body from `key`, and its line in the log. */
-  const answerBatch = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string): Promise<Answer> => {
-    const answer = await answerBatchBody(body, key, antiMev);
-    const payload = answer.payload as { code: number; message: string; signatures?: string[] };
-    const outcome = { requestId, operation: 'submitBatch', keyId: key.id, antiMev: antiMev === true } as const;
-    logSubmission(
-      answer.status === 200
-        ? { ...outcome, outcome: 'accepted', signatures: payload.signatures }
-        : { ...outcome, outcome: 'refused', code: payload.code, error: payload.message },
-    );
-    return answer;
-  };
-
-  const answerBatchBody = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError): Promise<Answer> => {
-    // Refusals before the pipeline are counted here; the pipeline counts its own outcomes.
-    const refused = (error: SlipwayError) => {
-      countSubmission('submitBatch', 'refused');
-      return refusal('/submit-batch', error);
-    };
+  /** POST /submit-batch: what to answer to a body from `key` (the desk counts and logs it). */
+  const answerBatch = async (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string): Promise<Reply> => {
+    const request = { key, antiMev: antiMev === true, requestId };
     const unreadable = checkJsonBody(body);
-    if (unreadable !== null) return refused(unreadable);
-    if (typeof antiMev !== 'boolean') return refused(antiMev);
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return refused(
-        slipwayError(
-          'INVALID_REQUEST',
-          'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}',
-        ),
-      );
-    }
-    const { jsonrpc, id, params } = body as Record<string, unknown>;
-    if (jsonrpc !== undefined && jsonrpc !== '2.0') return refused(slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present'));
-    if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
-      return refused(slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present'));
-    }
-    // The key's limit is taken before the transactions are parsed and their signatures verified.
-    const members = (params as { transactions?: unknown } | undefined)?.transactions;
-    const limited = key.tps === null ? undefined : await options.limits.submission(key, transactionsIn(members), false);
-    const txs = limited === undefined || limited.ok ? await parseSubmitBatchParams(params, options.validator) : limited;
-    if (!txs.ok) countSubmission('submitBatch', 'refused');
-    const submitted = txs.ok ? await options.pipeline.submitBatch(txs.value, { keyId: key.id, antiMev }) : txs;
-    if (!submitted.ok) {
-      if (Array.isArray(members))
-        for (const encoded of members.slice(0, 5)) options.refusals.record(encoded, key.id, submitted.error.message);
-      return refusal('/submit-batch', submitted.error);
-    }
-    return { status: 200, payload: { code: 1, message: 'success', signatures: submitted.value } };
+    const submitted =
+      unreadable !== null
+        ? desk.refuse('submitBatch', request, unreadable)
+        : typeof antiMev !== 'boolean'
+          ? desk.refuse('submitBatch', request, antiMev)
+          : await desk.submitBatch(body, request);
+    if (!submitted.ok) return refusal('/submit-batch', submitted.error);
+    return { status: 200, body: { code: 1, message: 'success', signatures: submitted.value } };
   };
 
   fast = createFastPath({
@@ -312,21 +277,6 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   return app;
 }
 
-/** A refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`. */
-function refusal(path: string | undefined, error: SlipwayError): Answer {
-  const entry = ERROR_CATALOGUE[error.kind];
-  const headers = retryHeaders(error);
-  if (path === '/submit-batch') {
-    refusalsTotal.inc({ kind: error.kind });
-    return {
-      status: entry.batchHttp,
-      payload: { code: entry.code, message: error.message },
-      ...(headers === undefined ? {} : { headers }),
-    };
-  }
-  return { status: entry.http, payload: errorResponse(null, error), ...(headers === undefined ? {} : { headers }) };
-}
-
 /** An answer written straight to a socket that Node's HTTP parser has let go of, then the socket closed. */
 function answerRaw(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message });
@@ -343,9 +293,9 @@ function answerAtOnce(request: IncomingMessage, response: ServerResponse, error:
   writeAnswer(response, closeConnection ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
 }
 
-function send(reply: FastifyReply, answer: Answer): FastifyReply {
+function send(reply: FastifyReply, answer: Reply): FastifyReply {
   if (answer.headers !== undefined) reply.headers(answer.headers);
-  return answer.payload === undefined ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.payload);
+  return answer.body === undefined ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.body);
 }
 
 function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayError): FastifyReply {

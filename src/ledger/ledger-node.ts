@@ -10,14 +10,7 @@ import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { checkJsonBody, installJsonBodyParser } from '../web/json-body';
-import {
-  createJsonRpcEndpoint,
-  describeMethod,
-  errorResponse,
-  resultResponse,
-  type JsonRpcId,
-  type RpcReply,
-} from '../web/json-rpc-envelope';
+import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { computeBundleId } from '../core/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
@@ -43,7 +36,7 @@ export interface LedgerNodeOptions {
   readonly observe?: (path: Path, method: string) => void;
 }
 
-const reply200 = (body: unknown): RpcReply => ({ status: 200, body });
+const reply200 = (body: unknown): Reply => ({ status: 200, body });
 const invalid = (message: string) => fail<never>(slipwayError('INVALID_PARAMS', message));
 
 export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNodeOptions): FastifyInstance {
@@ -94,7 +87,7 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
     }
   });
 
-  const dispatch = async (id: JsonRpcId, method: string, params: readonly unknown[], context: CallContext): Promise<RpcReply> => {
+  const dispatch = async (id: JsonRpcId, method: string, params: readonly unknown[], context: CallContext): Promise<Reply> => {
     observe?.(context.path, method);
     const answer = call(method, params, context);
     if (answer === undefined)

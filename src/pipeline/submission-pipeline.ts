@@ -12,7 +12,7 @@ import type { Result, SlipwayError } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
-import { countSubmission, countTransactions, protectedHeldTotal } from '../metrics/metrics';
+import { countTransactions, protectedHeldTotal } from '../metrics/metrics';
 import type { HoldQueue } from './hold-queue';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { Journal, NewSubmission, SendEvidence, SubmissionKind } from '../stores/journal';
@@ -36,9 +36,9 @@ export interface BundleReceipt {
 }
 
 export interface SubmissionPipeline {
-  sendTransaction(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<string>>;
-  submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<string[]>>;
-  sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<BundleReceipt>>;
+  sendTransaction(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Accepted<string>>>;
+  submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<string[]>>>;
+  sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<BundleReceipt>>>;
   /**
    * The journal sequence number up to which every submission has been handed to its route:
    * a ledger snapshot taken now contains all of them, so recovery replays only what follows.
@@ -46,11 +46,17 @@ export interface SubmissionPipeline {
   handedOverWatermark(): number;
 }
 
-/** What became of a transaction sent once: `duplicate` when the cluster or the network had it already. */
-interface Sent {
-  readonly signature: string;
+/**
+ * What a submission came to: its answer, and whether it had been submitted already (so
+ * nothing was sent again: a resubmission, a claim another gateway holds, or what the
+ * network has processed). The caller counts and logs it (http/submission-desk.ts).
+ */
+export interface Accepted<T> {
+  readonly value: T;
   readonly duplicate: boolean;
 }
+
+type Sent = Accepted<string>;
 
 /** Landed bundles remembered for resubmissions (about 600 bytes each with five signatures). */
 const MAX_LANDED_BUNDLES = 100_000;
@@ -161,7 +167,7 @@ export function createSubmissionPipeline({
     if (!claimed.ok) return claimed;
     if (!claimed.value[0]) {
       recent.remember(tx);
-      return ok({ signature: tx.signature, duplicate: true });
+      return ok({ value: tx.signature, duplicate: true });
     }
     let result: Result<Sent> | undefined;
     try {
@@ -192,7 +198,7 @@ export function createSubmissionPipeline({
     if (decision === 'held') {
       recent.remember(tx);
       countTransactions('sendTransaction');
-      return ok({ signature: tx.signature, duplicate: false });
+      return ok({ value: tx.signature, duplicate: false });
     }
     const outcome = await sendToRoute(route.value, tx, options);
     await journalize(
@@ -206,7 +212,7 @@ export function createSubmissionPipeline({
       return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
     recent.remember(tx);
     countTransactions('sendTransaction');
-    return ok({ signature: tx.signature, duplicate: false });
+    return ok({ value: tx.signature, duplicate: false });
   }
 
   /**
@@ -217,7 +223,7 @@ export function createSubmissionPipeline({
   async function adoptProcessed(tx: ValidatedTransaction, context: SubmissionContext, route: readonly Upstream[]): Promise<Result<Sent>> {
     await journalize('transaction', context, route, [tx], [{ state: 'forwarded' }]);
     recent.remember(tx);
-    return ok({ signature: tx.signature, duplicate: true });
+    return ok({ value: tx.signature, duplicate: true });
   }
 
   /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */
@@ -269,17 +275,14 @@ export function createSubmissionPipeline({
     return 'held';
   }
 
-  async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<string[]>> {
+  async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<string[]>>> {
     const route = router.route('submitBatch', context.antiMev);
     if (!route.ok) return route;
     let fresh = txs.filter((tx) => !recent.includes(tx));
     let ids: string[] = [];
     if (claims !== undefined && fresh.length > 0) {
       const claimed = await claim(fresh.map((tx) => tx.digest.toString('hex')));
-      if (!claimed.ok) {
-        countSubmission('submitBatch', 'refused');
-        return claimed;
-      }
+      if (!claimed.ok) return claimed;
       // Members already submitted through another gateway are duplicates here too.
       fresh.forEach((tx, i) => {
         if (!claimed.value[i]) recent.remember(tx);
@@ -312,7 +315,6 @@ export function createSubmissionPipeline({
         ids.filter((_, i) => !went[i]),
       );
       if (!went.some(Boolean)) {
-        countSubmission('submitBatch', 'refused');
         return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
       }
       fresh.forEach((tx, position) => {
@@ -320,18 +322,14 @@ export function createSubmissionPipeline({
       });
       countTransactions('submitBatch', fresh.length);
     }
-    countSubmission('submitBatch', fresh.length > 0 ? 'accepted' : 'duplicate');
-    return ok(txs.map((tx) => tx.signature));
+    return ok({ value: txs.map((tx) => tx.signature), duplicate: fresh.length === 0 });
   }
 
-  async function sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<BundleReceipt>> {
+  async function sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<BundleReceipt>>> {
     const signatures = txs.map((tx) => tx.signature);
     const bundleId = computeBundleId(signatures);
     const landed = landedBundles.get(bundleId);
-    if (landed !== undefined) {
-      countSubmission('sendBundle', 'duplicate');
-      return ok(landed);
-    }
+    if (landed !== undefined) return ok({ value: landed, duplicate: true });
     const route = router.route('sendBundle', false);
     if (!route.ok) return route;
     for (const upstream of route.value) {
@@ -346,10 +344,7 @@ export function createSubmissionPipeline({
     const claimId = `bundle:${bundleId}`;
     const claimed = await claim([claimId]);
     if (!claimed.ok) return claimed;
-    if (!claimed.value[0]) {
-      countSubmission('sendBundle', 'duplicate');
-      return ok({ bundleId, signatures });
-    }
+    if (!claimed.value[0]) return ok({ value: { bundleId, signatures }, duplicate: true });
     const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
     const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
     const rejection = results.find(
@@ -376,35 +371,27 @@ export function createSubmissionPipeline({
       bundleId,
     );
     settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
-    if (error !== undefined) {
-      countSubmission('sendBundle', rejection !== undefined ? 'rejected' : 'refused');
-      return fail(error);
-    }
+    if (error !== undefined) return fail(error);
     // Members are not remembered as sent alone: a block engine may still reject the bundle
     // (its statuses say so later), and each member must then be free to go again. A member
     // sent alone meanwhile is forwarded, and the network executes it at most once.
     const receipt = { bundleId, signatures };
     landedBundles.set(bundleId, receipt);
     countTransactions('sendBundle', txs.length);
-    countSubmission('sendBundle', 'accepted');
-    return ok(receipt);
+    return ok({ value: receipt, duplicate: false });
   }
 
   return {
     async sendTransaction(tx, options, context) {
-      if (recent.includes(tx)) {
-        countSubmission('sendTransaction', 'duplicate');
-        return ok(tx.signature);
-      }
+      if (recent.includes(tx)) return ok({ value: tx.signature, duplicate: true });
       const key = tx.wire.signatures[0]!.toString('latin1');
       const pending = inFlight.get(key);
-      if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return signatureOf(await pending.result);
+      // The same bytes on their way already: this one is a duplicate of that one, whatever it comes to.
+      if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return asDuplicate(await pending.result);
       const result = sendFresh(tx, options, context).catch(journalFailure);
       inFlight.set(key, { bytes: tx.wire.bytes, result });
       try {
-        const settled = await result;
-        countSubmission('sendTransaction', !settled.ok ? 'refused' : settled.value.duplicate ? 'duplicate' : 'accepted');
-        return signatureOf(settled);
+        return await result;
       } finally {
         inFlight.delete(key);
       }
@@ -420,7 +407,7 @@ export function createSubmissionPipeline({
   };
 }
 
-const signatureOf = (result: Result<Sent>): Result<string> => (result.ok ? ok(result.value.signature) : result);
+const asDuplicate = (result: Result<Sent>): Result<Sent> => (result.ok ? ok({ value: result.value.value, duplicate: true }) : result);
 
 /** The journal could not record a submission its route had already taken. */
 class JournalUnavailable extends Error {

@@ -2,32 +2,29 @@
  * JSON-RPC 2.0 envelopes over HTTP, independent of the methods served: single requests,
  * batches (a JSON array, answered in order), notifications (no `id`: executed, not
  * answered; HTTP 204 when nothing is left to answer). Used by the gateway and by the
- * standalone ledger node.
+ * standalone ledger node. Nothing here counts or logs: the server that uses it does.
  */
 import { clip } from '../errors/client-text';
 import type { SlipwayError } from '../errors/error-catalogue';
 import { ERROR_CATALOGUE, slipwayError, toJsonRpcError } from '../errors/error-catalogue';
-import { refusalsTotal } from '../metrics/metrics';
 
 /** Requests in one JSON-RPC batch; a larger batch is refused whole. */
 export const MAX_JSON_RPC_BATCH = 100;
 
 export type JsonRpcId = number | string | null;
 
-/** What to send back: a body (undefined when only notifications were sent), its HTTP status, and any headers. */
-export interface RpcReply {
+/** What to send back, on any path: its HTTP status, a JSON body (none: nothing to answer, as for notifications), and any headers. */
+export interface Reply {
   readonly status: number;
-  readonly body: unknown;
+  readonly body?: unknown;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Serves one well-formed request; answers its reply (the body is the full response object). */
-export type JsonRpcDispatch<C> = (id: JsonRpcId, method: string, params: readonly unknown[], context: C) => Promise<RpcReply>;
+export type JsonRpcDispatch<C> = (id: JsonRpcId, method: string, params: readonly unknown[], context: C) => Promise<Reply>;
 
-export const errorResponse = (id: JsonRpcId, error: SlipwayError) => {
-  refusalsTotal.inc({ kind: error.kind });
-  return { jsonrpc: '2.0', error: toJsonRpcError(error), id };
-};
+export const errorResponse = (id: JsonRpcId, error: SlipwayError) => ({ jsonrpc: '2.0', error: toJsonRpcError(error), id });
+const pureErrorResponse = errorResponse;
 
 export const resultResponse = (id: JsonRpcId, result: unknown) => ({ jsonrpc: '2.0', result, id });
 
@@ -43,7 +40,7 @@ export function retryHeaders(error: SlipwayError): Readonly<Record<string, strin
  * the catalogue gives the refusal a status of its own (429 over a rate limit, 503 when a
  * store is down), with `Retry-After` when it says when.
  */
-export function errorReply(id: JsonRpcId, error: SlipwayError): RpcReply {
+export function errorReply(id: JsonRpcId, error: SlipwayError): Reply {
   const headers = retryHeaders(error);
   const reply = { status: ERROR_CATALOGUE[error.kind].http, body: errorResponse(id, error) };
   return headers === undefined ? reply : { ...reply, headers };
@@ -52,9 +49,22 @@ export function errorReply(id: JsonRpcId, error: SlipwayError): RpcReply {
 /** Method names from clients end up in messages; keep them short. */
 export const describeMethod = (method: string) => clip(method);
 
-export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError: (error: unknown, method: string) => void) {
+/**
+ * Serves JSON-RPC bodies with `dispatch`. `refused` hears of every error the envelope itself
+ * answers (not a request object, a bad id, an empty or too large batch, an exception), so
+ * that a server can count them with its own.
+ */
+export function createJsonRpcEndpoint<C>(
+  dispatch: JsonRpcDispatch<C>,
+  logError: (error: unknown, method: string) => void,
+  refused: (error: SlipwayError) => void = () => {},
+) {
+  const errorResponse = (id: JsonRpcId, error: SlipwayError) => {
+    refused(error);
+    return pureErrorResponse(id, error);
+  };
   /** One request object; `body` is undefined for a notification. */
-  async function handleOne(request: unknown, context: C): Promise<RpcReply> {
+  async function handleOne(request: unknown, context: C): Promise<Reply> {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       return {
         status: 200,
@@ -83,7 +93,7 @@ export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError:
         body: errorResponse(rid, slipwayError('INVALID_PARAMS', 'params must be an array: Solana methods take positional params')),
       };
     }
-    let reply: RpcReply;
+    let reply: Reply;
     try {
       reply = await dispatch(rid, r.method, params, context);
     } catch (error) {
@@ -96,7 +106,7 @@ export function createJsonRpcEndpoint<C>(dispatch: JsonRpcDispatch<C>, logError:
     return isNotification ? { status: 200, body: undefined } : reply;
   }
 
-  return async function handle(body: unknown, context: C): Promise<RpcReply> {
+  return async function handle(body: unknown, context: C): Promise<Reply> {
     if (!Array.isArray(body)) {
       const reply = await handleOne(body, context);
       return reply.body === undefined ? { status: 204, body: undefined } : reply;

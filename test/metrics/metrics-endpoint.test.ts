@@ -9,7 +9,7 @@ import { Keypair } from '@solana/web3.js';
 import { startTestGateway } from '../helpers/gateway';
 import { useGateway } from '../helpers/use-gateway';
 import { rpc, submitBatch } from '../helpers/rpc';
-import { fundedKeypair, transferTx } from '../helpers/solana';
+import { fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 import { until } from '../helpers/until';
 
 /** The samples of a Prometheus text exposition, by series (`name{labels}`). */
@@ -78,6 +78,23 @@ describe('GET /metrics', () => {
     ]) {
       assert.ok(after.has(series), `${series} is exposed`);
     }
+  });
+
+  it('counts each submission exactly once, by what it came to: the same bytes sent three times at once are one accepted and two duplicates', async () => {
+    const alice = await fundedKeypair(ctx.connection);
+    const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 5_000_000);
+    const before = await scrape(ctx.gw.url);
+    const answers = await Promise.all([1, 2, 3].map(() => rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [tx, { encoding: 'base64' }])));
+    assert.ok(answers.every((answer) => answer.body.result === answers[0]!.body.result));
+    await waitForStatus(ctx.connection, answers[0]!.body.result); // nothing of it is counted after this test
+    const forbidden = await rpc(ctx.gw.url, ctx.gw.plainKey, 'sendBundle', [[tx], { encoding: 'base64' }]);
+    assert.equal(forbidden.status, 403);
+    const after = await scrape(ctx.gw.url);
+    const delta = (series: string) => (after.get(series) ?? 0) - (before.get(series) ?? 0);
+    assert.equal(delta('slipway_submissions_total{operation="sendTransaction",outcome="accepted"}'), 1);
+    assert.equal(delta('slipway_submissions_total{operation="sendTransaction",outcome="duplicate"}'), 2);
+    assert.equal(delta('slipway_submissions_total{operation="sendBundle",outcome="refused"}'), 1);
+    assert.equal(delta('slipway_refusals_total{kind="FORBIDDEN"}'), 1);
   });
 
   it("needs no API key (it is the operator's, not a client's)", async () => {

@@ -17,7 +17,12 @@ describe('submission pipeline', () => {
     const tx = signedTransfer();
     const answers = await Promise.all([1, 2, 3].map(() => pipeline.sendTransaction(tx, PREFLIGHT, context)));
     answers.push(await pipeline.sendTransaction(tx, PREFLIGHT, context));
-    for (const answer of answers) assert.deepEqual(answer, { ok: true, value: tx.signature });
+    for (const answer of answers) assert.ok(answer.ok && answer.value.value === tx.signature);
+    assert.deepEqual(
+      answers.map((answer) => answer.ok && answer.value.duplicate),
+      [false, true, true, true],
+      'the first is sent, the others are duplicates',
+    );
     assert.equal(upstreams[0]!.sent.length, 1, 'forwarded once');
     assert.equal(journal.entries.length, 1, 'journaled once');
   });
@@ -27,7 +32,7 @@ describe('submission pipeline', () => {
     const [alone, other] = [signedTransfer(1), signedTransfer(2)];
     await pipeline.sendTransaction(alone!, PREFLIGHT, context);
     const batch = await pipeline.submitBatch([alone!, other!], context);
-    assert.deepEqual(batch, { ok: true, value: [alone!.signature, other!.signature] });
+    assert.deepEqual(batch, { ok: true, value: { value: [alone!.signature, other!.signature], duplicate: false } });
     assert.deepEqual(
       upstreams[0]!.sent.map((tx) => tx.signature),
       [alone!.signature, other!.signature],
@@ -37,7 +42,10 @@ describe('submission pipeline', () => {
   it('forwards to every upstream of the route, and journals the route by name', async () => {
     const { pipeline, journal, upstreams } = pipelineOver([countingUpstream('a'), countingUpstream('b')]);
     const tx = signedTransfer();
-    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), { ok: true, value: tx.signature });
+    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), {
+      ok: true,
+      value: { value: tx.signature, duplicate: false },
+    });
     assert.deepEqual(
       upstreams.map((u) => u.sent.length),
       [1, 1],
@@ -60,7 +68,7 @@ describe('submission pipeline', () => {
     const { pipeline, journal, upstreams } = pipelineOver();
     upstreams[0]!.behaviour.simulateErr = 'AlreadyProcessed';
     const tx = signedTransfer();
-    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), { ok: true, value: tx.signature });
+    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), { ok: true, value: { value: tx.signature, duplicate: true } });
     assert.equal(upstreams[0]!.sent.length, 0);
     assert.equal(journal.entries[0]!.transactions[0]!.state, 'forwarded');
   });
@@ -69,11 +77,12 @@ describe('submission pipeline', () => {
     const { pipeline, journal, upstreams } = pipelineOver();
     const txs = [signedTransfer(1), signedTransfer(2)];
     const answer = await pipeline.sendBundle(txs, context);
-    assert.ok(answer.ok);
-    assert.deepEqual(upstreams[0]!.bundles, [answer.value.bundleId]);
-    assert.equal(journal.entries[0]!.bundleId, answer.value.bundleId);
+    assert.ok(answer.ok && !answer.value.duplicate);
+    const receipt = answer.value.value;
+    assert.deepEqual(upstreams[0]!.bundles, [receipt.bundleId]);
+    assert.equal(journal.entries[0]!.bundleId, receipt.bundleId);
     assert.deepEqual(
-      answer.value.signatures,
+      receipt.signatures,
       txs.map((tx) => tx.signature),
     );
   });

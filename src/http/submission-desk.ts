@@ -1,0 +1,154 @@
+/**
+ * The one owner of every submission's outcome: `sendTransaction` and `sendBundle` on the
+ * JSON-RPC paths and `POST /submit-batch`, from the fast path and the Fastify routes alike,
+ * come here. Each is checked in the same order (permission, the key's rate, the parameters,
+ * then the pipeline), and whatever it comes to is counted (`slipway_submissions_total`),
+ * logged (one info line, with the request id) and, when refused, remembered for
+ * `getSubmissionStatuses`, here and nowhere else.
+ */
+import { ERROR_CATALOGUE, fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
+import { transactionsIn, type KeyLimits } from '../limits/key-limits';
+import { countSubmission } from '../metrics/metrics';
+import type { RecentRefusals } from '../pipeline/recent-refusals';
+import type { Accepted, BundleReceipt, SubmissionPipeline } from '../pipeline/submission-pipeline';
+import type { ApiKeyRecord } from '../stores/key-store';
+import type { TransactionValidator } from '../validation/transaction-validator';
+import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './submission-params';
+
+export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
+
+/** One log line per submission outcome: public identifiers and the refusal, never the transaction or the key. */
+export interface SubmissionOutcome {
+  readonly requestId: string;
+  readonly operation: Operation;
+  readonly keyId: string;
+  readonly antiMev: boolean;
+  /** As `slipway_submissions_total` counts it. */
+  readonly outcome: 'accepted' | 'duplicate' | 'refused' | 'rejected';
+  /** Accepted: the signatures, or the bundle ID. */
+  readonly signatures?: readonly string[];
+  readonly bundleId?: string;
+  /** Refused: the code and message the client got. */
+  readonly code?: number;
+  readonly error?: string;
+}
+
+export interface SubmissionRequest {
+  readonly key: ApiKeyRecord;
+  readonly antiMev: boolean;
+  readonly requestId: string;
+}
+
+export interface SubmissionDeskOptions {
+  readonly pipeline: SubmissionPipeline;
+  readonly validator: TransactionValidator;
+  /** The key's rate limits, taken before a request's transactions are parsed or verified. */
+  readonly limits: KeyLimits;
+  readonly refusals: RecentRefusals;
+  readonly logSubmission: (outcome: SubmissionOutcome) => void;
+}
+
+export interface SubmissionDesk {
+  /** `params` as JSON-RPC's `sendTransaction` takes them. */
+  sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<Result<string>>;
+  /** `params` as Jito's `sendBundle` takes them. */
+  sendBundle(params: readonly unknown[], request: SubmissionRequest): Promise<Result<BundleReceipt>>;
+  /** The whole `/submit-batch` body: `{jsonrpc?, id?, params: {transactions, options}}`. */
+  submitBatch(body: unknown, request: SubmissionRequest): Promise<Result<string[]>>;
+  /** A submission refused before it could be read (a body that is not JSON, a bad `anti_mev`): counted and logged like the others. */
+  refuse(operation: Operation, request: SubmissionRequest, error: SlipwayError): Result<never>;
+}
+
+const ADMITTED = ok(undefined);
+
+export function createSubmissionDesk({ pipeline, validator, limits, refusals, logSubmission }: SubmissionDeskOptions): SubmissionDesk {
+  /** Counts, logs and (when refused) remembers what the submission came to, and answers its value. */
+  function settle<T>(
+    operation: Operation,
+    request: SubmissionRequest,
+    encoded: unknown,
+    result: Result<Accepted<T>>,
+    shown: (value: T) => Pick<SubmissionOutcome, 'signatures' | 'bundleId'>,
+  ): Result<T> {
+    const line = { requestId: request.requestId, operation, keyId: request.key.id, antiMev: request.antiMev };
+    if (result.ok) {
+      const outcome = result.value.duplicate ? 'duplicate' : 'accepted';
+      countSubmission(operation, outcome);
+      logSubmission({ ...line, outcome, ...shown(result.value.value) });
+      return ok(result.value.value);
+    }
+    const { error } = result;
+    const outcome = error.kind === 'BUNDLE_REJECTED' ? 'rejected' : 'refused';
+    countSubmission(operation, outcome);
+    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, error: error.message });
+    for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
+      refusals.record(transaction, request.key.id, error.message);
+    return result;
+  }
+
+  const refused = (error: SlipwayError): Result<never> => fail(error);
+
+  return {
+    async sendTransaction(params, request) {
+      const { key } = request;
+      const limited = key.tps === null ? ADMITTED : await limits.submission(key, 1, false);
+      const input = limited.ok ? await parseSendTransactionParams(params, validator) : limited;
+      const sent = input.ok
+        ? await pipeline.sendTransaction(input.value.transaction, input.value.options, { keyId: key.id, antiMev: request.antiMev })
+        : input;
+      return settle('sendTransaction', request, params[0], sent, (signature) => ({ signatures: [signature] }));
+    },
+
+    async sendBundle(params, request) {
+      const { key } = request;
+      const sent = await (async (): Promise<Result<Accepted<BundleReceipt>>> => {
+        if (!key.bundle) {
+          return refused(
+            slipwayError(
+              'FORBIDDEN',
+              `API key ${key.id} may not call sendBundle: bundles are enabled per key (bin/slipway keys set ${key.id} --bundle on)`,
+            ),
+          );
+        }
+        const limited =
+          key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
+        const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
+        return txs.ok ? pipeline.sendBundle(txs.value, { keyId: key.id, antiMev: request.antiMev }) : txs;
+      })();
+      return settle('sendBundle', request, params[0], sent, (receipt) => ({ bundleId: receipt.bundleId, signatures: receipt.signatures }));
+    },
+
+    async submitBatch(body, request) {
+      const { key } = request;
+      const members = (body as { params?: { transactions?: unknown } } | null)?.params?.transactions;
+      const sent = await (async (): Promise<Result<Accepted<string[]>>> => {
+        const envelope = checkBatchEnvelope(body);
+        if (envelope !== null) return refused(envelope);
+        // The key's limit is taken before the transactions are parsed and their signatures verified.
+        const limited = key.tps === null ? undefined : await limits.submission(key, transactionsIn(members), false);
+        const txs =
+          limited === undefined || limited.ok ? await parseSubmitBatchParams((body as { params?: unknown }).params, validator) : limited;
+        return txs.ok ? pipeline.submitBatch(txs.value, { keyId: key.id, antiMev: request.antiMev }) : txs;
+      })();
+      return settle('submitBatch', request, Array.isArray(members) ? members : [], sent, (signatures) => ({ signatures }));
+    },
+
+    refuse: (operation, request, error) => settle(operation, request, [], fail(error), () => ({})) as Result<never>,
+  };
+}
+
+/** Why a `/submit-batch` body is not one, or null. */
+function checkBatchEnvelope(body: unknown): SlipwayError | null {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return slipwayError(
+      'INVALID_REQUEST',
+      'the body must be a JSON object: {"jsonrpc": "2.0", "id": 1, "params": {"transactions": […], "options": []}}',
+    );
+  }
+  const { jsonrpc, id } = body as Record<string, unknown>;
+  if (jsonrpc !== undefined && jsonrpc !== '2.0') return slipwayError('INVALID_REQUEST', 'jsonrpc must be "2.0" when present');
+  if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
+    return slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present');
+  }
+  return null;
+}
