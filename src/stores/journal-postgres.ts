@@ -10,18 +10,9 @@
  * that every submission keeps the number it is answered with.
  */
 import crypto from 'node:crypto';
-import type {
-  Journal,
-  JournalEntry,
-  JournalQuery,
-  NewSubmission,
-  SendEvidence,
-  SendRecord,
-  StateChange,
-  SubmissionKind,
-  TransactionState,
-} from './journal';
+import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange } from './journal';
 import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { decodePostgresError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE submissions (
@@ -68,29 +59,6 @@ export const LEASE_MS = 3_000;
 const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 /** Submissions with a transaction not yet final (the partial index drives it). */
 const UNFINISHED = "SELECT seq FROM submission_transactions WHERE state IN ('forwarded', 'held')";
-
-interface SubmissionRow {
-  seq: number;
-  kind: SubmissionKind;
-  key_id: string;
-  anti_mev: boolean;
-  bundle_id: string | null;
-  routes: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface TransactionRow {
-  seq: number;
-  position: number;
-  signature: string;
-  wire: Buffer;
-  state: TransactionState;
-  slot: number | null;
-  reason: string | null;
-  error: unknown;
-  attempts: number;
-}
 
 interface Group {
   records: { submission: NewSubmission; resolve: (seq: number) => void; reject: (error: unknown) => void }[];
@@ -283,27 +251,9 @@ export async function createPostgresJournal(
       else list.push(send.evidence);
     }
     const sendsOf = (seq: number, position: number) => sendsByTransaction.get(`${seq}:${position}`) ?? [];
-    return rows.map((row) => ({
-      seq: row.seq,
-      kind: row.kind,
-      keyId: row.key_id,
-      antiMev: row.anti_mev,
-      bundleId: row.bundle_id,
-      routes: row.routes === '' ? [] : row.routes.split(','),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      transactions: (txsBySeq.get(row.seq) ?? []).map((tx) => ({
-        position: tx.position,
-        signature: tx.signature,
-        wire: tx.wire,
-        state: tx.state,
-        slot: tx.slot,
-        reason: tx.reason,
-        error: tx.error ?? null,
-        attempts: tx.attempts,
-        sends: sendsOf(row.seq, tx.position),
-      })),
-    }));
+    return rows.map((row) =>
+      entryFromRows(row, txsBySeq.get(row.seq) ?? [], (position) => sendsOf(row.seq, position), decodePostgresError),
+    );
   };
   const select = async (sql: string, values: unknown[]) => hydrate((await pool.query<SubmissionRow>(sql, values)).rows);
 

@@ -15,17 +15,8 @@ import { openSignatureIndex, packIndexPairs, signatureIndexFile, startSignatureI
 import type { SqliteOptions } from './sqlite-database';
 import { applyLogFrames, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
 import { openSqlite } from './sqlite-database';
-import type {
-  Journal,
-  JournalEntry,
-  JournalQuery,
-  NewSubmission,
-  SendEvidence,
-  SendRecord,
-  StateChange,
-  SubmissionKind,
-  TransactionState,
-} from './journal';
+import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
+import type { Journal, JournalEntry, JournalQuery, NewSubmission, SendEvidence, SendRecord, StateChange } from './journal';
 
 const INDEX_INTERVAL_MS = 200;
 /** A log file past this size is followed by a new one (the applier deletes it once applied). */
@@ -43,29 +34,6 @@ function prefixOfSignature(signature: string): bigint | undefined {
   } catch {
     return undefined;
   }
-}
-
-interface SubmissionRow {
-  seq: number;
-  kind: SubmissionKind;
-  key_id: string;
-  anti_mev: number;
-  bundle_id: string | null;
-  routes: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface TransactionRow {
-  seq: number;
-  position: number;
-  signature: string;
-  wire: Buffer;
-  state: TransactionState;
-  slot: number | null;
-  reason: string | null;
-  error: string | null;
-  attempts: number;
 }
 
 export interface SqliteJournalOptions extends SqliteOptions {
@@ -134,28 +102,15 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   };
 
   const hydrate = (rows: SubmissionRow[]): JournalEntry[] =>
-    rows.map((row) => ({
-      seq: row.seq,
-      kind: row.kind,
-      keyId: row.key_id,
-      antiMev: row.anti_mev === 1,
-      bundleId: row.bundle_id,
-      routes: row.routes === '' ? [] : row.routes.split(','),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      transactions: ((sends) =>
-        (selectTransactions.all(row.seq) as TransactionRow[]).map((tx) => ({
-          position: tx.position,
-          signature: tx.signature,
-          wire: tx.wire,
-          state: tx.state,
-          slot: tx.slot,
-          reason: tx.reason,
-          error: tx.error === null ? null : (JSON.parse(tx.error) as unknown),
-          attempts: tx.attempts,
-          sends: sends.get(tx.position) ?? [],
-        })))(sendsOf(row)),
-    }));
+    rows.map((row) => {
+      const sends = sendsOf(row);
+      return entryFromRows(
+        row,
+        selectTransactions.all(row.seq) as TransactionRow[],
+        (position) => sends.get(position) ?? [],
+        decodeSqliteError,
+      );
+    });
 
   // Group commit: everything written in one event-loop turn (new submissions, state
   // changes, attempt counts) is one frame of the journal log, appended in one write, and
