@@ -32,8 +32,15 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
   const fromFile: FileSettings = file?.settings ?? {};
   const values = {} as Record<SettingName, unknown>;
   for (const name of Object.keys(SETTINGS) as SettingName[]) {
-    const explicit = settings[name] ?? env[SETTINGS[name].env] ?? fromFile[name];
-    values[name] = parseSetting(name, SETTINGS[name], explicit === undefined ? undefined : String(explicit));
+    const setting = SETTINGS[name];
+    // Where the value came from, for a refusal to name (a flag or a test's setting, the environment, the file).
+    const [explicit, where] =
+      settings[name] !== undefined
+        ? [settings[name], `given as ${(setting as { flags?: { serve?: string } }).flags?.serve ?? name}`]
+        : env[setting.env] !== undefined
+          ? [env[setting.env], `env ${setting.env}`]
+          : [fromFile[name], `in the configuration file ${String(configFile)}`];
+    values[name] = parseSetting(name, setting, explicit === undefined ? undefined : String(explicit), where);
   }
   const scalars = values as unknown as ScalarSettings;
   const config: SlipwayConfig = {
@@ -47,8 +54,7 @@ export function resolveConfig(settings: Settings, env: NodeJS.ProcessEnv = proce
 }
 
 /** One setting's value from its text (undefined: its default), checked against its entry. */
-function parseSetting(name: SettingName, setting: Setting, raw: string | undefined): unknown {
-  const where = `env ${setting.env}`;
+function parseSetting(name: SettingName, setting: Setting, raw: string | undefined, where: string): unknown {
   if (raw === undefined) return setting.default;
   switch (setting.kind) {
     case 'integer': {

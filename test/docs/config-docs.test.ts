@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { withSettingsTable } from '../../src/config/config-docs';
@@ -63,6 +64,21 @@ describe('the settings table', () => {
         if (value === '') continue;
         assert.deepEqual(resolveConfig(settingsFromFlags(command, { [flag]: value }), {})[name], resolveConfig({}, { [SETTINGS[name].env]: value })[name], `${command} --${flag}`);
       }
+    }
+  });
+
+  it('a refusal says where the value came from: the flag, the variable or the configuration file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-config-'));
+    try {
+      const file = path.join(dir, 'slipway.config.json');
+      fs.writeFileSync(file, JSON.stringify({ maxSubscriptions: 0 }));
+      assert.throws(() => resolveConfig({ config: file }, {}), {
+        message: `maxSubscriptions must be an integer from 1 to 10000000 (got "0"; in the configuration file ${file})`,
+      });
+      assert.throws(() => resolveConfig({ config: file }, { SLIPWAY_MAX_SUBSCRIPTIONS: '-1' }), /\(got "-1"; env SLIPWAY_MAX_SUBSCRIPTIONS\)$/);
+      assert.throws(() => resolveConfig(settingsFromFlags('serve', { port: '99999' }), {}), /^Error: port must be an integer from 0 to 65535 \(got "99999"; given as --port\)$/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
