@@ -1,7 +1,10 @@
 /** What `npm run bench` measures and writes to bench/results/latest.json: its shape, shared by the run and its report. */
 import type { CostPart } from './cost-parts';
+import type { TpuCost } from './tpu-cost';
 import type { LoadResult } from './load';
 import type { LatencyResult } from './open-loop';
+import type { LandingByRoute } from './landing-by-route';
+import type { RouteName } from './landing-gateways';
 
 export interface SoakResult {
   readonly seconds: number;
@@ -11,7 +14,10 @@ export interface SoakResult {
   readonly rssMiB: number[];
 }
 
-export interface BenchResults {
+/** The landing step's figures under stable flat names, as the TPU's are: `landing_rpc_landed_pct`, `landing_tpu_slots_p99`, … */
+export type LandingFigures = Partial<Record<`landing_${RouteName}_${'landed_pct' | 'slots_p50' | 'slots_p99'}`, number | null>>;
+
+export interface BenchResults extends LandingFigures {
   readonly mode: string;
   readonly machine: { cores: number; cpu: string; memoryGiB: number; node: string; platform: string };
   readonly startedAt: string;
@@ -27,8 +33,17 @@ export interface BenchResults {
     embeddedLedger: LoadResult;
   };
   readonly costParts: CostPart[];
+  /** Sending to a TPU over QUIC, beside the dgram.send floor of the same run. */
+  readonly tpu: TpuCost;
+  /** The sending process's CPU per transaction acknowledged whole, one connection (µs). */
+  readonly tpu_cpu_us_per_tx: number;
+  /** The CPU per 1,252-byte datagram of a process that only calls dgram.send (µs). */
+  readonly udp_send_cpu_us_per_datagram: number;
+  readonly tpu_cpu_per_tx_vs_udp_send: number;
   /** Transactions signed while a run was going because the pre-signed ones ran out (should be 0). */
   readonly signedDuringRuns: number;
   readonly soak?: SoakResult;
+  /** RPC fan-out, Jito and TPU under the same offered load on the local cluster (landing-by-route.ts). */
+  readonly landing?: LandingByRoute;
   readonly ratios: Record<string, number>;
 }

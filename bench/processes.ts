@@ -5,6 +5,10 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 const ROOT = path.resolve(__dirname, '../..');
+/** A server that has not said it listens within this is killed and the step fails: no step waits for ever. */
+const START_TIMEOUT_MS = 60_000;
+/** A server still running this long after SIGTERM is killed (SIGKILL). */
+const STOP_TIMEOUT_MS = 15_000;
 
 export interface ServerProcess {
   readonly url: string;
@@ -27,12 +31,22 @@ export function rssMiB(pid: number): number {
 function waitForListening(child: ChildProcess, what: string, errors: string[]): Promise<{ url: string; key: string | undefined }> {
   return new Promise((resolve, reject) => {
     let key: string | undefined;
-    child.on('exit', (code) => reject(new Error(`${what} exited with ${code}: ${errors.join('')}`)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what} did not listen within ${START_TIMEOUT_MS / 1000} s: ${errors.join('')}`));
+    }, START_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}: ${errors.join('')}`));
+    });
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       const trimmed = line.trim();
       if (trimmed.startsWith('slw_')) key = trimmed;
       const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match) resolve({ url: match[1]!, key });
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1]!, key });
+      }
     });
   });
 }
@@ -58,7 +72,9 @@ async function start(command: string, args: string[], what: string, env: Record<
     stderr: () => errors.join(''),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
+      clearTimeout(killer);
     },
   };
 }
@@ -72,3 +88,14 @@ export const startSlipway = (dataDir: string, extra: string[], env: Record<strin
     ? start(command[0]!, command.slice(1), 'Slipway', env)
     : start('taskset', ['-c', cpus, ...command], 'Slipway', env);
 };
+
+/**
+ * The local cluster (`bin/slipway ledger`): a Solana JSON-RPC node, a block engine and a QUIC
+ * TPU per validator on ephemeral ports of 127.0.0.1, slots of `slotMs`.
+ */
+export const startLedger = (dataDir: string, slotMs: number) =>
+  start(
+    path.join(ROOT, 'bin/slipway'),
+    ['ledger', '--host', '127.0.0.1', '--port', '0', '--slot-ms', String(slotMs), '--data-dir', dataDir, '--log-level', 'warn'],
+    'the local cluster (bin/slipway ledger)',
+  );

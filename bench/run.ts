@@ -9,6 +9,9 @@
  * 5. Latency at a fixed rate, open loop, for the ceiling and for Slipway.
  * 6. End to end on the embedded ledger, for reference.
  * 7. The cost parts in isolation.
+ * 8. Sending to a TPU over QUIC: CPU per transaction beside a dgram.send floor (tpu-cost.ts).
+ * 9. Landing by route: RPC fan-out, Jito and TPU under the same offered load on the local
+ *    cluster, landed % and slots from request to landed (landing-by-route.ts).
  * With --soak: 60 s of full load with the resident set sampled every second.
  *
  * Writes bench/results/latest.json and bench/results/latest.svg.
@@ -18,6 +21,8 @@ import os from 'node:os';
 import path from 'node:path';
 import bs58 from 'bs58';
 import { measureCostParts } from './cost-parts';
+import { measureTpuCost } from './tpu-cost';
+import { landingFigures, measureLandingByRoute } from './landing-by-route';
 import { runLoad, type LoadResult } from './load';
 import { createLatencyRecorder, openLoopPool, runOpenLoop, summarize, type LatencyResult } from './open-loop';
 import { rssMiB, startCeiling, startSlipway, type ServerProcess } from './processes';
@@ -79,7 +84,7 @@ async function measureAtFixedRate(a: FixedRateTarget, b: FixedRateTarget): Promi
 }
 
 let step = 0;
-const STEPS = MODE === 'soak' ? 10 : 9;
+const STEPS = MODE === 'soak' ? 16 : 15;
 let spinner: NodeJS.Timeout | undefined;
 function progress(what: string, seconds?: number, advance = true): void {
   if (spinner) clearInterval(spinner);
@@ -293,6 +298,8 @@ async function main(): Promise<void> {
     progress('cost parts in isolation');
     const costParts = await measureCostParts(MODE === 'quick' ? 1000 : 3000);
 
+    const tpu = await measureTpuCost(MODE === 'quick', (what, seconds) => progress(what, seconds));
+
     let soak: SoakResult | undefined;
     if (MODE === 'soak') {
       const soakServer = () =>
@@ -315,6 +322,9 @@ async function main(): Promise<void> {
         return { seconds: SOAK_S, rps: load.rps, duplicateTtlMs: SOAK_DUPLICATE_TTL_MS, rssMiB: samples };
       });
     }
+    // Last: it runs a cluster and three gateways at a moderate rate, measuring landing, not speed.
+    const landing = await measureLandingByRoute(MODE === 'quick', (what, seconds) => progress(what, seconds === 0 ? undefined : seconds));
+
     if (spinner) clearInterval(spinner);
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 
@@ -339,8 +349,14 @@ async function main(): Promise<void> {
         embeddedLedger,
       },
       costParts,
+      tpu,
+      tpu_cpu_us_per_tx: tpu.oneLeader.cpuUsPerTx,
+      udp_send_cpu_us_per_datagram: tpu.floor.cpuUsPerDatagram,
+      tpu_cpu_per_tx_vs_udp_send: tpu.oneLeader.cpuUsPerTx / tpu.floor.cpuUsPerDatagram,
       signedDuringRuns: onTheFly,
       ...(soak === undefined ? {} : { soak }),
+      landing,
+      ...landingFigures(landing),
       ratios: {
         sendTransaction_vs_ceiling_rps: verified.sendTransaction.rps / ceiling.load.rps,
         sendTransaction_noverify_vs_ceiling_rps: noVerify.rps / ceiling.load.rps,
@@ -349,6 +365,7 @@ async function main(): Promise<void> {
         sendBundle_tps_vs_ceiling_rps: (verified.bundle.rps * 5) / ceiling.load.rps,
         p99_vs_ceiling_at_fixed_rate: fixedRate.p99 / ceiling.fixedRate.p99,
         p50_vs_ceiling_at_fixed_rate: fixedRate.p50 / ceiling.fixedRate.p50,
+        tpu_cpu_per_tx_vs_udp_send: tpu.oneLeader.cpuUsPerTx / tpu.floor.cpuUsPerDatagram,
       },
     };
     writeReport(results, path.resolve(__dirname, '../../bench/results'));

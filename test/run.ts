@@ -16,6 +16,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
+/** Longer than any test takes on a slow day (the longest, the cluster's kill -9 spray, about a minute). */
+const TEST_TIMEOUT_MS = 600_000;
 
 /** The test sources (test/**\/*.test.ts), relative to the project root, sorted. */
 export function testSources(root = ROOT): string[] {
@@ -42,7 +44,11 @@ if (require.main === module) {
     process.exit(1);
   }
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` };
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=2', ...flags, ...files], { stdio: 'inherit', env });
+  // A test that hangs fails after TEST_TIMEOUT_MS instead of holding the whole run until CI gives up.
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...flags, ...files], {
+    stdio: 'inherit',
+    env,
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

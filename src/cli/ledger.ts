@@ -1,19 +1,28 @@
 /**
  * `slipway ledger`: the embedded ledger as a standalone local cluster over HTTP (a Solana
- * JSON-RPC node and a Jito-style block engine), the way one uses a local test validator.
+ * JSON-RPC node and a Jito-style block engine) and QUIC (a TPU per validator), the way one
+ * uses a local test validator.
  */
 import path from 'node:path';
-import { resolveConfig } from '../config/config';
+import { resolveConfig, type SlipwayConfig } from '../config/config';
 import { settingFlags, settingsFromFlags } from '../config/flags';
 import { FaultInjector, parseFaultSetting } from '../ledger/fault-injector';
 import { createLedgerNode } from '../ledger/ledger-node';
 import { LocalLedger } from '../ledger/local-ledger';
+import { StakeTable } from '../ledger/stake-table';
+import { parseTpuFaultSetting, TpuFaults } from '../ledger/tpu-faults';
+import { TpuListeners } from '../ledger/tpu-listeners';
+import { TpuQos } from '../ledger/tpu-qos';
 import { parseOptions } from './parse-options';
 
 const DEFAULT_PORT = 8899;
 
 export async function runLedger(args: string[]): Promise<number> {
-  const { values } = parseOptions('ledger', args, { ...settingFlags('ledger'), fault: { type: 'string' } });
+  const { values } = parseOptions('ledger', args, {
+    ...settingFlags('ledger'),
+    fault: { type: 'string' },
+    'tpu-fault': { type: 'string' },
+  });
   const flags = settingsFromFlags('ledger', values);
   const config = resolveConfig({ ...flags, port: flags.port ?? DEFAULT_PORT });
   const faults = new FaultInjector();
@@ -31,18 +40,29 @@ export async function runLedger(args: string[]): Promise<number> {
     },
     ledgerDir,
   );
+  const tpuFaults = tpuFaultsOf(values['tpu-fault'], ledger.schedule.identities);
+  const qos = new TpuQos(config.ledgerStakes === '' ? new StakeTable() : StakeTable.read(config.ledgerStakes), qosSettings(config));
   const save = () => ledger.save(ledgerDir);
   ledger.onUnjournaledChange = save;
   const snapshots = setInterval(save, config.snapshotIntervalMs);
   snapshots.unref();
   ledger.start();
-  const node = createLedgerNode({ ledger, faults, logLevel: config.logLevel });
+  const node = createLedgerNode({ ledger, faults, tpuFaults, logLevel: config.logLevel });
+  const tpus = await TpuListeners.open({
+    ledger,
+    faults: tpuFaults,
+    qos,
+    basePort: config.tpuBasePort,
+    onError: (error) => node.log.error({ err: error }, 'a TPU transaction failed unexpectedly'),
+  });
   await node.listen({ host: config.host, port: config.port });
   const address = node.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  ledger.clusterNodes.setRpc(`${host}:${port}`);
   process.stdout.write(
-    `slipway ledger: listening on ${url} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`,
+    `slipway ledger: TPU (QUIC, solana-tpu) ${tpus.listeners.map(({ identity, port: tpuPort }) => `${identity}=127.0.0.1:${tpuPort}`).join(' ')}\n` +
+      `slipway ledger: listening on http://${host}:${port} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`,
   );
 
   await new Promise<void>((resolve) => {
@@ -50,8 +70,30 @@ export async function runLedger(args: string[]): Promise<number> {
     process.once('SIGINT', () => resolve());
   });
   clearInterval(snapshots);
+  await tpus.close();
   await node.close();
   ledger.stop();
   save();
   return 0;
+}
+
+/** `--tpu-fault MODE[:RATE][@VALIDATOR],…`, applied in order. */
+function tpuFaultsOf(flag: string | undefined, validators: readonly string[]): TpuFaults {
+  const faults = new TpuFaults();
+  for (const item of flag === undefined ? [] : flag.split(',')) {
+    const setting = parseTpuFaultSetting(item.trim(), validators);
+    if (typeof setting === 'string') throw new Error(`ledger --tpu-fault: ${setting}`);
+    faults.set(setting);
+  }
+  return faults;
+}
+
+function qosSettings(config: SlipwayConfig) {
+  return {
+    unstakedStreams: config.tpuUnstakedStreams,
+    stakedMaxStreams: config.tpuStakedMaxStreams,
+    unstakedConnections: config.tpuUnstakedConnections,
+    stakedConnections: config.tpuStakedConnections,
+    connectionsPerIpPerMinute: config.tpuConnectionsPerIpPerMinute,
+  };
 }

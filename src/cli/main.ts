@@ -45,9 +45,10 @@ Commands:
   api-docs [--out DIR]                            write the OpenAPI document, the JSON-RPC method table and
                                                   CONFIG.md's settings table (default: docs/)
   demo                                            run the whole job end to end on a fresh embedded ledger
-  ledger ${wrapped(['[--fault MODE[:RATE]]', ...flagUsage('ledger')], 9)}
+  ledger ${wrapped(['[--fault MODE[:RATE]]', '[--tpu-fault MODE[:RATE][@VALIDATOR],…]', ...flagUsage('ledger')], 9)}
                                                   serve the embedded ledger as a local cluster: Solana
-                                                  JSON-RPC on /, a Jito-style block engine on /api/v1/*
+                                                  JSON-RPC on /, a Jito-style block engine on /api/v1/*,
+                                                  a QUIC TPU per validator (docs/LEDGER.md)
 
 Every command takes --data-dir DIR (default ./data, or $SLIPWAY_DATA_DIR).
 `;
@@ -89,6 +90,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     process.stderr.write(`slipway: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    // Exit now: a start-up that failed half-way may hold threads or timers open that would keep the process alive.
+    process.exit(1);
   },
 );

@@ -22,6 +22,13 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const upstreams = Object.entries(config.network.upstreams).map(([name, u]) => (name === u.type ? name : `${name} (${u.type})`));
   process.stdout.write(`slipway: listening on ${app.url} (upstreams: ${upstreams.join(', ')}; data dir: ${config.dataDir})\n`);
+  if (app.tpuIdentity !== undefined) {
+    process.stdout.write(
+      app.tpuIdentity.source === 'file'
+        ? `slipway: TPU identity ${app.tpuIdentity.address} (from identityKeypair)\n`
+        : `slipway: TPU identity ${app.tpuIdentity.address}, made for this run: unstaked, so leaders give it the least stream credit; set identityKeypair to send as a staked identity\n`,
+    );
+  }
   if (app.pubsubUrl !== undefined)
     process.stdout.write(`slipway: WebSocket subscriptions also on ${app.pubsubUrl}, where Solana clients look by default\n`);
   if (config.upstream === 'sink')

@@ -32,6 +32,19 @@ const upstreamSchema = z.discriminatedUnion('type', [
     minTipLamports: z.number().int().min(0).default(1000),
     requireTip: z.boolean().default(true),
   }),
+  z.strictObject({
+    type: z.literal('tpu'),
+    /** The operator's RPC nodes: the leader schedule, the leaders' TPU addresses (getClusterNodes), reads and statuses. */
+    urls: z.array(url).min(1),
+    /** 4-slot leader windows sent to, from the current one: 2 is what Agave's tpu-client-next sends to. */
+    leaderWindows: z.number().int().min(1).max(16).default(2),
+    /** Connections kept open (one per leader), the least recently used closed first; tpu-client-next keeps 64. */
+    maxConnections: z.number().int().min(1).max(4096).default(64),
+    /** The longest transaction sent: 1,232 bytes today, up to 4,096 once v1 transactions are live (SIMD-0296). */
+    maxTransactionBytes: z.number().int().min(1232).max(4096).default(1232),
+    /** How often the current slot is asked of the RPC nodes. */
+    slotPollMs: z.number().int().min(10).max(10_000).default(200),
+  }),
 ]);
 
 /** Network settings' defaults, once: the file's schema and the two built-in networks use them. */
@@ -172,19 +185,28 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
   if (names.length === 0) fail('upstreams', 'name at least one upstream');
   const ofType = (...types: UpstreamConfig['type'][]) => names.filter((n) => types.includes(upstreams[n]!.type));
   const isProtected = (n: string) =>
-    ['embedded', 'sink'].includes(upstreams[n]!.type) || (upstreams[n] as { protected?: boolean }).protected === true;
+    ['embedded', 'sink', 'tpu'].includes(upstreams[n]!.type) || (upstreams[n] as { protected?: boolean }).protected === true;
 
   const routes: RoutesConfig = {
-    sendTransaction: routesValue?.sendTransaction ?? ofType('embedded', 'rpc'),
-    submitBatch: routesValue?.submitBatch ?? ofType('embedded', 'rpc'),
+    sendTransaction: routesValue?.sendTransaction ?? ofType('embedded', 'rpc', 'tpu'),
+    submitBatch: routesValue?.submitBatch ?? ofType('embedded', 'rpc', 'tpu'),
     sendBundle: routesValue?.sendBundle ?? ofType('embedded', 'jito'),
     antiMev: routesValue?.antiMev ?? names.filter(isProtected),
-    reads: routesValue?.reads ?? ofType('embedded', 'rpc')[0] ?? fail('routes.reads', 'no upstream can answer reads: add an rpc upstream'),
+    reads:
+      routesValue?.reads ??
+      ofType('embedded', 'rpc', 'tpu')[0] ??
+      fail('routes.reads', 'no upstream can answer reads: add an rpc upstream'),
   };
   for (const [route, list] of Object.entries(routes) as [keyof RoutesConfig, string | readonly string[]][]) {
     for (const [i, n] of (typeof list === 'string' ? [list] : list).entries()) {
       const field = typeof list === 'string' ? `routes.${route}` : `routes.${route}[${i}]`;
       const upstream = upstreams[n] ?? fail(field, `no upstream is named "${n}" (upstreams: ${names.join(', ')})`);
+      if (route === 'sendBundle' && upstream.type === 'tpu') {
+        fail(
+          field,
+          `upstream "${n}" sends to leaders' TPUs one transaction at a time, which cannot land a bundle atomically; route sendBundle to a jito or embedded upstream`,
+        );
+      }
       if (route === 'sendBundle' && upstream.type === 'rpc') {
         fail(
           field,
@@ -194,7 +216,7 @@ export function parseConfigFile(raw: unknown, source: string): ConfigFile {
       if (route === 'antiMev' && !isProtected(n)) {
         fail(
           field,
-          `upstream "${n}" is not protected: anti-MEV traffic may only go to protected upstreams (jito, embedded, or an upstream marked "protected": true)`,
+          `upstream "${n}" is not protected: anti-MEV traffic may only go to protected upstreams (jito, tpu, embedded, or an upstream marked "protected": true)`,
         );
       }
       if (route === 'reads' && upstream.type === 'jito') fail(field, `upstream "${n}" is a block engine, which does not answer reads`);

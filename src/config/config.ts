@@ -111,6 +111,11 @@ function checkTogether(config: SlipwayConfig): void {
       `headersTimeoutMs (${config.headersTimeoutMs}) must not be longer than httpRequestTimeoutMs (${config.httpRequestTimeoutMs}): the headers are part of the request`,
     );
   }
+  if (config.tpuStakedMaxStreams < config.tpuUnstakedStreams) {
+    throw new Error(
+      `tpuStakedMaxStreams (${config.tpuStakedMaxStreams}) must not be below tpuUnstakedStreams (${config.tpuUnstakedStreams}): a staked sender gets at least what an unstaked one does`,
+    );
+  }
   const leaders = config.ledgerLeaders.length > 0 ? config.ledgerLeaders : defaultValidatorIdentities();
   for (const identity of config.ledgerSandwichers) {
     if (!leaders.includes(identity))

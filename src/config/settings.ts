@@ -55,7 +55,9 @@ export const SETTINGS = {
     max: 65535,
     env: 'SLIPWAY_PORT',
     flags: { serve: '--port', ledger: '--port' },
-    doc: 'Port; `0` picks a free one (the real port is printed). WebSocket subscriptions are also ' + 'served on port + 1 when it is free.',
+    doc:
+      'Port; `0` picks a free one whose port + 1 is free too (the real port is printed). WebSocket subscriptions are also ' +
+      'served on port + 1 when it is free.',
   }),
   dataDir: text({
     default: './data',
@@ -79,6 +81,16 @@ export const SETTINGS = {
     env: 'SLIPWAY_BUNDLE_RESULT',
     flags: { serve: '--bundle-result' },
     doc: "`sendBundle`'s result: `id` (the bundle ID) or `signatures` (the array of signatures).",
+  }),
+  simulateBundles: boolean({
+    default: true,
+    env: 'SLIPWAY_SIMULATE_BUNDLES',
+    flags: { serve: '--simulate-bundles' },
+    doc:
+      'A bundle bound for a block engine is first simulated (`simulateBundle` on the first bundle or reads upstream that ' +
+      'simulates bundles: a Jito-Solana RPC node); one that would fail is refused at once (`-32090`, naming the failing ' +
+      'transaction, its error and logs) and nothing is sent. Without such an upstream, or when it cannot answer, bundles go ' +
+      'unsimulated. The embedded ledger executes bundles at once and reports a failure itself. `false`: never simulated first.',
   }),
   duplicateTtlMs: integer({
     default: 120_000,
@@ -157,6 +169,74 @@ export const SETTINGS = {
       'transactions they saw (`getTransactionExposure`, docs/LEDGER.md). A test aid; an ' +
       'identity not in the schedule stops start-up.',
   }),
+  tpuBasePort: integer({
+    default: 0,
+    min: 0,
+    max: 65_535,
+    env: 'SLIPWAY_TPU_BASE_PORT',
+    flags: { ledger: '--tpu-base-port' },
+    shownDefault: '`0` (ephemeral ports)',
+    doc:
+      '`bin/slipway ledger` runs a QUIC TPU for each validator of the schedule on 127.0.0.1 (docs/LEDGER.md). `0`: ' +
+      'each on an ephemeral port (`getClusterNodes` lists them); `N`: validator i (from 0, in the schedule’s order) on ' +
+      'port N + i.',
+  }),
+  ledgerStakes: text({
+    default: '',
+    env: 'SLIPWAY_LEDGER_STAKES',
+    flags: { ledger: '--stakes' },
+    shownDefault: 'none (every sender unstaked)',
+    doc:
+      "A JSON file of stake per identity for the local cluster's TPU quality of service: an object of base58 identity →" +
+      ' lamports (a number or a string of digits). Shares are taken of the total in the file. A bad file stops start-up.',
+  }),
+  tpuUnstakedStreams: integer({
+    default: 128,
+    min: 1,
+    max: 100_000,
+    env: 'SLIPWAY_TPU_UNSTAKED_STREAMS',
+    flags: { ledger: '--tpu-unstaked-streams' },
+    doc:
+      'Streams (transactions in flight) one connection of an unstaked sender may have open at once on a local TPU; ' +
+      "staked senders get at least as many (Agave's QUIC_MAX_UNSTAKED_CONCURRENT_STREAMS).",
+  }),
+  tpuStakedMaxStreams: integer({
+    default: 2_048,
+    min: 1,
+    max: 100_000,
+    env: 'SLIPWAY_TPU_STAKED_MAX_STREAMS',
+    flags: { ledger: '--tpu-staked-max-streams' },
+    doc:
+      'The most streams one connection of a staked sender may have open at once: `unstaked + share × (100,000 − ' +
+      'unstaked)`, capped here (docs/LEDGER.md). Not below `tpuUnstakedStreams`.',
+  }),
+  tpuUnstakedConnections: integer({
+    default: 8,
+    min: 1,
+    max: 10_000,
+    env: 'SLIPWAY_TPU_UNSTAKED_CONNECTIONS',
+    flags: { ledger: '--tpu-unstaked-connections' },
+    doc: 'Connections an unstaked identity may hold at once on one local TPU; the excess is closed with code 4, as Agave does.',
+  }),
+  tpuStakedConnections: integer({
+    default: 16,
+    min: 1,
+    max: 10_000,
+    env: 'SLIPWAY_TPU_STAKED_CONNECTIONS',
+    flags: { ledger: '--tpu-staked-connections' },
+    doc: '…a staked identity (a share of at least 1/50,000 of the stake).',
+  }),
+  tpuConnectionsPerIpPerMinute: integer({
+    default: 0,
+    min: 0,
+    max: 1_000_000,
+    env: 'SLIPWAY_TPU_CONNECTIONS_PER_IP_PER_MINUTE',
+    flags: { ledger: '--tpu-connections-per-ip-per-minute' },
+    shownDefault: '`0` (no limit)',
+    doc:
+      'New connections one IP address may open per minute on one local TPU; past it a connection is refused in its ' +
+      'handshake. Off by default: every local sender shares 127.0.0.1.',
+  }),
   validatorPolicy: text({
     default: '',
     env: 'SLIPWAY_VALIDATOR_POLICY',
@@ -186,6 +266,17 @@ export const SETTINGS = {
     doc:
       'The safe window: the slots from now that must all be led by validators the policy trusts' +
       ' before a protected transaction is sent (8: the current and the next leader).',
+  }),
+  identityKeypair: text({
+    default: '',
+    env: 'SLIPWAY_IDENTITY_KEYPAIR',
+    flags: { serve: '--identity-keypair' },
+    shownDefault: '(none: a fresh unstaked identity)',
+    doc:
+      'A Solana CLI keypair file (a JSON array of 64 numbers) whose identity the `tpu` upstreams present to leaders: a ' +
+      'staked validator identity, or one a stake-weighted QoS agreement names, gets its stake-weighted credit. Never ' +
+      'logged; start-up refuses a file that others may read (`chmod 600`). Empty: a fresh identity each start, unstaked, ' +
+      'said at start-up.',
   }),
   leaderPollMs: integer({
     default: 200,

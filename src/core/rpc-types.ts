@@ -7,6 +7,8 @@ export interface SendOptions {
   readonly preflightCommitment: 'processed' | 'confirmed' | 'finalized';
   readonly maxRetries: number | undefined;
   readonly minContextSlot: number | undefined;
+  /** Routes that pick leaders (the TPU) send only to these: anti-MEV's trusted leaders of the safe window. */
+  readonly leaders?: readonly string[];
 }
 
 /** A preflight result: `err` null when the transaction would succeed. */

@@ -6,15 +6,23 @@ import sodium from 'sodium-native';
 /** Validators of the default schedule, when none are configured. */
 export const DEFAULT_VALIDATOR_COUNT = 8;
 
+/**
+ * The 32-byte ed25519 seed of default validator `index` (from 0): sha256 of
+ * `slipway validator N`. Public on purpose: the local cluster signs its TPU certificates with
+ * these keys, and a test may too.
+ */
+export function defaultValidatorSeed(index: number): Buffer {
+  return crypto
+    .createHash('sha256')
+    .update(`slipway validator ${index + 1}`)
+    .digest();
+}
+
 /** `count` validator identities (real ed25519 public keys) derived from fixed seeds: the same on every machine. */
 export function defaultValidatorIdentities(count = DEFAULT_VALIDATOR_COUNT): string[] {
   return Array.from({ length: count }, (_, i) => {
-    const seed = crypto
-      .createHash('sha256')
-      .update(`slipway validator ${i + 1}`)
-      .digest();
     const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES);
-    sodium.crypto_sign_seed_keypair(publicKey, Buffer.alloc(sodium.crypto_sign_SECRETKEYBYTES), seed);
+    sodium.crypto_sign_seed_keypair(publicKey, Buffer.alloc(sodium.crypto_sign_SECRETKEYBYTES), defaultValidatorSeed(i));
     return bs58.encode(publicKey);
   });
 }

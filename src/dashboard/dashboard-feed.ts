@@ -110,8 +110,9 @@ export class DashboardFeed {
         watched ? this.options.journal.list({ limit: LATEST }) : [],
         watched ? this.options.keys() : [],
       ]);
-      const previous = this.previous ?? { requests: requests.values, landing: landing.values, keys: keyCounts.values };
-      this.previous = { requests: requests.values, landing: landing.values, keys: keyCounts.values };
+      const now = { requests: copy(requests.values), landing: copy(landing.values), keys: copy(keyCounts.values) };
+      const previous = this.previous ?? now;
+      this.previous = now;
       const point: Point = {
         at: Date.now(),
         requests: Object.fromEntries(
@@ -149,6 +150,9 @@ export class DashboardFeed {
 }
 
 type Labels = Record<string, string | number>;
+// A counter's get() hands back its live entries, which the next inc changes in place: kept as
+// they are, last second's figures would always equal this second's and every delta be 0.
+const copy = (values: Values): Values => values.map((v) => ({ ...v }));
 const toMs = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
 const sum = (values: Values, match: (labels: Labels) => boolean) =>
   values.filter((v) => match(v.labels as Labels)).reduce((n, v) => n + v.value, 0);

@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { operatorGuard } from '../web/operator-access';
 import type { DashboardFeed } from './dashboard-feed';
-import { DASHBOARD_PAGE } from './dashboard-page';
+import { DASHBOARD_HEADERS, DASHBOARD_PAGE } from './dashboard-page';
 
 export function registerDashboard(app: FastifyInstance, feed: DashboardFeed, token: string): void {
   const guard = operatorGuard('dashboardToken', token);
@@ -18,7 +18,7 @@ export function registerDashboard(app: FastifyInstance, feed: DashboardFeed, tok
   });
 
   app.get('/dashboard', { onRequest: guard }, async (_request, reply) => {
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(DASHBOARD_PAGE);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').headers(DASHBOARD_HEADERS).send(DASHBOARD_PAGE);
   });
 
   app.get('/dashboard/events', { onRequest: guard }, async (request, reply) => {

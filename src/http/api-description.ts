@@ -34,6 +34,15 @@ export const JSON_RPC_METHODS: readonly MethodDescription[] = [
     servedBy: 'slipway',
   },
   {
+    name: 'simulateBundle',
+    params:
+      '`[{encodedTransactions: [tx, …1–5]}, {preExecutionAccountsConfigs?, postExecutionAccountsConfigs?, transactionEncoding?, skipSigVerify?, replaceRecentBlockhash?, simulationBank?}]`',
+    result: "Jito-Solana's shape: `{context, value: {summary, transactionResults}}`",
+    notes:
+      'each transaction on what the previous left, nothing committed; the key needs the bundle permission; on `/` and `/api/v1/bundles`',
+    servedBy: 'slipway',
+  },
+  {
     name: 'getSubmissionStatuses',
     params: '`[[signature or bundle ID, …1–256]]`',
     result: '`{context, value}`: an entry (state, slot, reason, routes, anti-MEV evidence) or null for each',

@@ -6,7 +6,7 @@
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
  * surface the message; the only other statuses are 401/403 for a single request.
  */
-import { ok, slipwayError, type Result } from '../errors/error-catalogue';
+import { ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { StatusView } from '../pipeline/status-view';
@@ -14,6 +14,7 @@ import type { ApiKeyRecord } from '../stores/key-store';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
+import { simulateBundle } from './simulate-bundle';
 import type { SubmissionDesk } from './submission-desk';
 
 export interface RpcCallContext {
@@ -66,6 +67,18 @@ export function createJsonRpcHandler({ desk, router, statusView, limits, bundleR
         if (!sent.ok) return refusalReply(id, sent.error);
         return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
       }
+      case 'simulateBundle': {
+        if (!context.reads.ok) return refusalReply(id, context.reads.error);
+        let simulated: Awaited<ReturnType<typeof simulateBundle>>;
+        try {
+          simulated = await simulateBundle(router, params, context.key);
+        } catch (error) {
+          return refusalReply(id, unreachable(method, error));
+        }
+        if (!simulated.ok) return refusalReply(id, simulated.error);
+        const answer = simulated.value;
+        return { status: 200, body: 'result' in answer ? resultResponse(id, answer.result) : { jsonrpc: '2.0', error: answer.error, id } };
+      }
       default: {
         if (!context.reads.ok) return refusalReply(id, context.reads.error);
         if (STATUS_METHODS.has(method)) {
@@ -92,15 +105,7 @@ export function createJsonRpcHandler({ desk, router, statusView, limits, bundleR
         try {
           answer = await router.call(method, params);
         } catch (error) {
-          if (error instanceof AnswerTooLargeError) return refusalReply(id, slipwayError('ANSWER_TOO_LARGE', error.message));
-          // Every node failed (the reason names each): the client is told, as for a send.
-          return refusalReply(
-            id,
-            slipwayError(
-              'UPSTREAM_UNAVAILABLE',
-              `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`,
-            ),
-          );
+          return refusalReply(id, unreachable(method, error));
         }
         if (answer === undefined) {
           return {
@@ -119,6 +124,15 @@ export function createJsonRpcHandler({ desk, router, statusView, limits, bundleR
     const reads = key.readsPerSecond === null ? ADMITTED : await limits.reads(key, readsIn(body));
     return endpoint(body, { ...context, reads });
   };
+}
+
+/** Why a forwarded call got no answer: too large, or every node failed (the reason names each), as for a send. */
+function unreachable(method: string, error: unknown): SlipwayError {
+  if (error instanceof AnswerTooLargeError) return slipwayError('ANSWER_TOO_LARGE', error.message);
+  return slipwayError(
+    'UPSTREAM_UNAVAILABLE',
+    `${describeMethod(method)} could not be answered: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 /** The entries of a JSON-RPC body that count as reads: every one naming a method other than a submission. */

@@ -6,6 +6,7 @@
  * logged (one info line, with the request id) and, when refused, remembered for
  * `getSubmissionStatuses`, here and nowhere else.
  */
+import { refusalReason } from '../errors/refusal-reasons';
 import { ERROR_CATALOGUE, fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import { transactionsIn, type KeyLimits } from '../limits/key-limits';
 import { countSubmission } from '../metrics/metrics';
@@ -82,7 +83,7 @@ export function createSubmissionDesk({ pipeline, validator, limits, refusals, lo
     countSubmission(operation, outcome);
     logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, error: error.message });
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
-      refusals.record(transaction, request.key.id, error.message);
+      refusals.record(transaction, request.key.id, error.message, refusalReason(error));
     return result;
   }
 

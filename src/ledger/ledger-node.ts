@@ -14,9 +14,10 @@ import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, t
 import { computeBundleId } from '../core/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
 import { verifyTransactionSignatures } from '../validation/verify-signatures';
-import { FaultInjector, parseFaultSetting } from './fault-injector';
+import { FaultInjector, parseFaultSetting, type FaultSetting } from './fault-injector';
 import { ledgerMethod } from './ledger-rpc';
 import type { LocalLedger } from './local-ledger';
+import { parseTpuFaultSetting, type TpuFaults, type TpuFaultSetting } from './tpu-faults';
 
 const JITO_METHODS = new Set(['getTipAccounts', 'getBundleStatuses', 'getInflightBundleStatuses']);
 const MAX_BUNDLE_TRANSACTIONS = 5;
@@ -31,6 +32,8 @@ interface CallContext {
 export interface LedgerNodeOptions {
   readonly ledger: LocalLedger;
   readonly faults: FaultInjector;
+  /** The TPUs' faults, when the node has TPUs (`/_faults` takes them in its `tpu` field). */
+  readonly tpuFaults?: TpuFaults;
   readonly logLevel: string;
   /** Sees every JSON-RPC call (path and method) before it is served: for tests and tracing. */
   readonly observe?: (path: Path, method: string) => void;
@@ -39,7 +42,7 @@ export interface LedgerNodeOptions {
 const reply200 = (body: unknown): Reply => ({ status: 200, body });
 const invalid = (message: string) => fail<never>(slipwayError('INVALID_PARAMS', message));
 
-export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNodeOptions): FastifyInstance {
+export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe }: LedgerNodeOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: logLevel, stream: process.stderr },
     logController: new LogController({ disableRequestLogging: true }),
@@ -169,12 +172,30 @@ export function createLedgerNode({ ledger, faults, logLevel, observe }: LedgerNo
   app.post('/api/v1/bundles', route('bundles'));
   app.post('/api/v1/transactions', route('transactions'));
   app.get('/health', async (_request, reply) => reply.type('text/plain').send('ok'));
-  app.get('/_faults', async () => faults.current);
+  const currentFaults = () => (tpuFaults === undefined ? faults.current : { ...faults.current, tpu: tpuFaults.current });
+  app.get('/_faults', async () => currentFaults());
+  // `{mode, rate}` sets the HTTP fault, `{tpu: {mode, rate, validator}}` (or a list of them) the TPUs'; either or both.
   app.post('/_faults', async (request, reply) => {
-    const setting = parseFaultSetting(request.body);
-    if (typeof setting === 'string') return reply.code(400).send({ error: setting });
-    faults.set(setting);
-    return setting;
+    const body = request.body as Record<string, unknown> | null;
+    const hasTpu = body !== null && typeof body === 'object' && 'tpu' in body;
+    let setting: FaultSetting | undefined;
+    if (!hasTpu || 'mode' in body) {
+      const parsed = parseFaultSetting(request.body);
+      if (typeof parsed === 'string') return reply.code(400).send({ error: parsed });
+      setting = parsed;
+    }
+    const tpuSettings: TpuFaultSetting[] = [];
+    if (hasTpu) {
+      if (tpuFaults === undefined) return reply.code(400).send({ error: 'this node has no TPUs' });
+      for (const value of Array.isArray(body.tpu) ? body.tpu : [body.tpu]) {
+        const parsed = parseTpuFaultSetting(value, ledger.schedule.identities);
+        if (typeof parsed === 'string') return reply.code(400).send({ error: parsed });
+        tpuSettings.push(parsed);
+      }
+    }
+    if (setting !== undefined) faults.set(setting);
+    for (const tpuSetting of tpuSettings) tpuFaults!.set(tpuSetting);
+    return currentFaults();
   });
   return app;
 }

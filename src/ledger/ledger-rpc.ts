@@ -21,6 +21,7 @@ import {
   withContext,
   type Method,
 } from './rpc-shapes';
+import { simulateBundle } from './simulate-bundle-rpc';
 import { simulateTransaction } from './simulate-rpc';
 
 const MAX_SIGNATURE_STATUSES = 256;
@@ -70,6 +71,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
   ...FEE_RPC_METHODS,
   ...TOKEN_RPC_METHODS,
   simulateTransaction,
+  // Jito-Solana's RPC method, on the node (`/`) as there: block engines do not simulate.
+  simulateBundle,
   getHealth: () => ({ result: 'ok' }),
   getVersion: () => ({ result: { 'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0 } }),
   getSlot: (ledger) => ({ result: ledger.currentSlot }),
@@ -84,6 +87,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       transactionCount: ledger.transactionCount,
     },
   }),
+  /** The validators and their addresses, in Agave's RpcContactInfo shape (cluster-nodes.ts). */
+  getClusterNodes: (ledger) => ({ result: ledger.clusterNodes.list() }),
   getSlotLeader: (ledger) => ({ result: ledger.schedule.leaderAt(ledger.currentSlot) }),
   getSlotLeaders: (ledger, params) => {
     const [start, limit] = params;

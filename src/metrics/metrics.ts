@@ -189,6 +189,39 @@ export const upstreamCircuitOpen = new client.Gauge({
   labelNames: ['upstream', 'endpoint'] as const,
 });
 
+// The TPU route's per-leader series: a leader's identity is a label (operators ask "which leader
+// is failing"), bounded by the connection cache — a leader's series are removed when its
+// connection leaves the cache, so a long run does not accumulate one per validator.
+export const tpuSendsTotal = new client.Counter({
+  name: 'slipway_tpu_sends_total',
+  help: "Transactions handed to a leader's TPU connection (queued) or not (refused: no address, backing off, queue full), by upstream and leader.",
+  labelNames: ['upstream', 'leader', 'outcome'] as const,
+});
+
+export const tpuDeliveredTotal = new client.Counter({
+  name: 'slipway_tpu_delivered_total',
+  help: "Transactions a leader's TPU acknowledged whole (every byte and the FIN), by upstream and leader.",
+  labelNames: ['upstream', 'leader'] as const,
+});
+
+export const tpuConnectionClosesTotal = new client.Counter({
+  name: 'slipway_tpu_connection_closes_total',
+  help: 'TPU connections that ended, by upstream, leader and how (peer, idle, reset, local) — a peer close carries its code in the log.',
+  labelNames: ['upstream', 'leader', 'by'] as const,
+});
+
+export const tpuLeaderBackoff = new client.Gauge({
+  name: 'slipway_tpu_leader_backoff',
+  help: '1 while a leader is skipped after consecutive failed connections (backing off), 0 while it is used.',
+  labelNames: ['upstream', 'leader'] as const,
+});
+
+export const tpuConnections = new client.Gauge({
+  name: 'slipway_tpu_connections',
+  help: 'TPU connections held open (cached, kept alive), by upstream.',
+  labelNames: ['upstream'] as const,
+});
+
 let defaultsCollected = false;
 /** Process metrics (CPU, memory, event-loop lag as nodejs_eventloop_lag_*), once per process. */
 export function collectProcessMetrics(): void {

@@ -12,6 +12,7 @@
  * with the reason it was held, never sent. One with a durable nonce has no blockhash to
  * expire and is given up after `maxHoldMs`.
  */
+import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { protectedExpiredWhileHeldTotal, protectedHoldSeconds, protectedReleasedTotal } from '../metrics/metrics';
 import { sendToRoute, stateAfter } from './route-send';
@@ -20,7 +21,7 @@ import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import type { SafeWindow, SendDecision } from '../protection/safe-window';
+import { windowOptions, type SafeWindow, type SendDecision } from '../protection/safe-window';
 
 export interface HeldTransaction {
   readonly seq: number;
@@ -115,7 +116,7 @@ export class HoldQueue {
   private async release(decision: SendDecision): Promise<void> {
     const { journal, tracker, window } = this.options;
     const items = [...this.held.values()];
-    const outcomes = await Promise.all(items.map((item) => sendToRoute(item.upstreams, item.tx, item.options)));
+    const outcomes = await Promise.all(items.map((item) => sendToRoute(item.upstreams, item.tx, windowOptions(item.options, decision))));
     const changes: StateChange[] = [];
     const sends: SendRecord[] = [];
     const now = Date.now();
@@ -134,6 +135,7 @@ export class HoldQueue {
             0,
             heldMs,
             item.reason,
+            outcome.contacted,
           ),
         });
       }
@@ -189,9 +191,14 @@ export class HoldQueue {
         seq: item.seq,
         position: item.position,
         state: 'expired' as const,
-        reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}`,
+        reason: outcomeReason('held_by_policy', `held by anti-MEV protection and never sent (${item.reason}); ${why}`),
       })),
-      ...stillHeld.map((item) => ({ seq: item.seq, position: item.position, state: 'held' as const, reason: item.reason })),
+      ...stillHeld.map((item) => ({
+        seq: item.seq,
+        position: item.position,
+        state: 'held' as const,
+        reason: outcomeReason('held_by_policy', item.reason),
+      })),
     ]);
     for (const item of stillHeld) item.journaledReason = item.reason;
     for (const { item } of expired) {

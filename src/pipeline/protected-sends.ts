@@ -4,13 +4,14 @@
  * handed to the hold queue, which sends it when a window opens. A send made at once carries
  * the evidence of the window it went in.
  */
+import { outcomeReason } from '../core/outcome-reasons';
 import { protectedHeldTotal } from '../metrics/metrics';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { SendEvidence } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { HoldQueue } from './hold-queue';
-import type { JournalState } from './route-send';
+import type { JournalState, RouteOutcome } from './route-send';
 import type { SubmissionRecorder } from './submission-recorder';
 import type { SubmissionContext } from './submission-pipeline';
 
@@ -23,11 +24,11 @@ export class ProtectedSends {
   /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */
   withEvidence(
     state: JournalState,
-    accepted: number,
+    outcome: RouteOutcome,
     route: readonly Upstream[],
     decision: SendDecision | undefined,
   ): JournalState & { send?: SendEvidence } {
-    if (decision === undefined || accepted === 0) return state;
+    if (decision === undefined || outcome.accepted === 0) return state;
     return {
       ...state,
       send: this.protection.window.evidence(
@@ -36,6 +37,7 @@ export class ProtectedSends {
         0,
         0,
         null,
+        outcome.contacted,
       ),
     };
   }
@@ -59,7 +61,7 @@ export class ProtectedSends {
       context,
       route,
       txs,
-      txs.map(() => ({ state: 'held' as const, reason: decision.reason })),
+      txs.map(() => ({ state: 'held' as const, reason: outcomeReason('held_by_policy', decision.reason) })),
     );
     this.protection.holds.hold(
       txs.map((tx, position) => ({ seq, position, tx, upstreams: route, options, heldSince: receivedAt, reason: decision.reason })),

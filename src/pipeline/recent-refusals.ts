@@ -10,6 +10,7 @@
  * its own oldest entries, never another key's. The reason is kept short (the refusal message
  * quotes the client).
  */
+import type { OutcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { clip } from '../errors/client-text';
 import { TtlMap } from './ttl-map';
@@ -22,6 +23,7 @@ const MAX_REASON_CHARS = 240;
 export interface Refusal {
   readonly keyId: string;
   readonly reason: string;
+  readonly reasonCode: OutcomeReason;
   readonly at: number;
 }
 
@@ -35,7 +37,7 @@ export class RecentRefusals {
   ) {}
 
   /** Records why the transaction whose Base64 is `encoded` was refused, if a signature can be read from it. */
-  record(encoded: unknown, keyId: string, reason: string): void {
+  record(encoded: unknown, keyId: string, reason: string, reasonCode: OutcomeReason): void {
     if (typeof encoded !== 'string') return;
     const signature = readFirstSignature(encoded);
     if (signature === undefined) return;
@@ -44,7 +46,7 @@ export class RecentRefusals {
       entries = new TtlMap(this.ttlMs, this.maxPerKey);
       this.byKey.set(keyId, entries);
     }
-    entries.set(signature, { keyId, reason: clip(reason, MAX_REASON_CHARS), at: Date.now() });
+    entries.set(signature, { keyId, reason: clip(reason, MAX_REASON_CHARS), reasonCode, at: Date.now() });
   }
 
   /** Why `keyId`'s transaction with this signature was refused, if it was. */

@@ -1,4 +1,5 @@
 /** Handing one transaction to every upstream of its route, and the journal state that follows. */
+import { outcomeReason } from '../core/outcome-reasons';
 import type { TransactionState } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
@@ -11,6 +12,8 @@ export interface RouteOutcome {
   readonly dropped: string | null;
   /** Why each upstream that failed did. */
   readonly failures: string[];
+  /** The leaders routes that pick leaders (the TPU) handed it to. */
+  readonly contacted: { upstream: string; leader: string; address: string }[];
 }
 
 export async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
@@ -18,25 +21,31 @@ export async function sendToRoute(route: readonly Upstream[], tx: ValidatedTrans
   let accepted = 0;
   let dropped: string | null = null;
   const failures: string[] = [];
+  const contacted: RouteOutcome['contacted'] = [];
   results.forEach((result, i) => {
     if (result.status === 'fulfilled') {
       accepted += 1;
       dropped ??= result.value.dropped;
+      for (const leader of result.value.contacted ?? []) contacted.push({ upstream: route[i]!.name, ...leader });
     } else {
       failures.push(`${route[i]!.name}: ${(result.reason as Error).message}`);
     }
   });
-  return { accepted, dropped, failures };
+  return { accepted, dropped, failures, contacted };
 }
 
 export type JournalState = { readonly state: TransactionState; readonly reason?: string };
 
 /** The journal state of a transaction after its route's first answer. */
 export function stateAfter(outcome: RouteOutcome): JournalState {
-  if (outcome.accepted === 0) return { state: 'rejected', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
+  if (outcome.accepted === 0)
+    return { state: 'rejected', reason: outcomeReason('upstream_unreachable', `no upstream took it: ${outcome.failures.join('; ')}`) };
   if (outcome.dropped !== null) {
     const expired = /blockhash not found/i.test(outcome.dropped);
-    return { state: expired ? 'expired' : 'rejected', reason: `the network dropped it: ${outcome.dropped}` };
+    return {
+      state: expired ? 'expired' : 'rejected',
+      reason: outcomeReason(expired ? 'blockhash_expired' : 'dropped_by_network', `the network dropped it: ${outcome.dropped}`),
+    };
   }
   return { state: 'forwarded' };
 }

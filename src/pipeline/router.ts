@@ -23,6 +23,12 @@ export interface Router {
   byName(name: string): Upstream | undefined;
   /** Answers a JSON-RPC method Slipway does not handle itself. */
   call(method: string, params: readonly unknown[]): Promise<RpcAnswer | undefined>;
+  /**
+   * `simulateBundle` (Jito-Solana's shape) on the first of the sendBundle route's upstreams,
+   * then the reads upstream, that simulates bundles (an embedded ledger, a Jito-Solana RPC
+   * node; not a block engine); undefined when none does. `tried`: the upstreams asked.
+   */
+  simulateBundle(params: readonly unknown[]): Promise<{ answer: RpcAnswer | undefined; tried: string[] }>;
   getSlot(): Promise<number>;
   close(): Promise<void>;
 }
@@ -60,6 +66,16 @@ export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: R
         }
       }
       return reads.call(method, params);
+    },
+    async simulateBundle(params) {
+      const tried: string[] = [];
+      for (const upstream of new Set([...table.sendBundle, reads])) {
+        tried.push(upstream.name);
+        const answer = await upstream.call('simulateBundle', params);
+        // A node without the method answers Method not found: the next one may have it.
+        if (answer !== undefined && !('error' in answer && answer.error.code === -32601)) return { answer, tried };
+      }
+      return { answer: undefined, tried };
     },
     getSlot: () => reads.getSlot(),
     async close() {

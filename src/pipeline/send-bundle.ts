@@ -3,12 +3,14 @@
  * embedded ledger). A bundle that landed, sent again, is answered with its result and not
  * executed again; one an engine rejects whole is journaled `rejected` with why.
  */
+import { outcomeReason } from '../core/outcome-reasons';
 import { computeBundleId } from '../core/bundle-id';
 import { fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import { countTransactions } from '../metrics/metrics';
 import type { BundleSendResult } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { ClusterClaims } from './cluster-claims';
+import { failureBeforeSending } from './bundle-simulation-check';
 import type { Router } from './router';
 import type { SubmissionRecorder } from './submission-recorder';
 import type { Accepted, BundleReceipt, SubmissionContext } from './submission-pipeline';
@@ -23,9 +25,11 @@ export interface BundleDependencies {
   readonly recorder: SubmissionRecorder;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
+  /** Whether a bundle for a block engine is simulated first, and refused if it would fail (bundle-simulation-check.ts). */
+  readonly simulateFirst: boolean;
 }
 
-export function createBundleSender({ router, claims, recorder, duplicateTtlMs }: BundleDependencies) {
+export function createBundleSender({ router, claims, recorder, duplicateTtlMs, simulateFirst }: BundleDependencies) {
   const landedBundles = new TtlMap<string, BundleReceipt>(duplicateTtlMs, MAX_LANDED_BUNDLES);
   return async function sendBundle(
     txs: readonly ValidatedTransaction[],
@@ -46,6 +50,8 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs }:
       }
       if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
     }
+    const simulated = simulateFirst ? await failureBeforeSending(router, route.value, txs) : null;
+    if (simulated !== null) return fail(bundleRejection(bundleId, signatures, simulated, 'simulated'));
     const claimId = `bundle:${bundleId}`;
     const claimed = await claims.claim([claimId]);
     if (!claimed.ok) return claimed;
@@ -66,7 +72,13 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs }:
     const state =
       error === undefined
         ? { state: 'forwarded' as const }
-        : { state: 'rejected' as const, reason: rejection !== undefined ? error.message : `no upstream took it: ${failures}` };
+        : {
+            state: 'rejected' as const,
+            reason:
+              rejection !== undefined
+                ? outcomeReason('engine_rejected', error.message)
+                : outcomeReason('upstream_unreachable', `no upstream took it: ${failures}`),
+          };
     await recorder.record(
       'bundle',
       context,
@@ -87,20 +99,28 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs }:
   };
 }
 
+/** `simulated`: refused before sending, because the simulation says it fails (nothing was sent). */
 function bundleRejection(
   bundleId: string,
   signatures: string[],
   outcome: { failedIndex: number; err: unknown; errText: string; logs: string[] },
+  how: 'executed' | 'simulated' = 'executed',
 ): SlipwayError {
+  const simulatedMark = how === 'simulated' ? { simulated: true } : {};
+  const [verdict, ending] =
+    how === 'simulated'
+      ? ['Bundle refused before sending: in its simulation,', 'nothing was sent']
+      : ['Bundle rejected:', "none of the bundle's transactions was processed"];
   if (outcome.failedIndex < 0) {
-    return slipwayError('BUNDLE_REJECTED', `Bundle rejected: ${outcome.errText}; none of the bundle's transactions was processed`, {
-      bundleId,
-    });
+    return slipwayError('BUNDLE_REJECTED', `${verdict} ${outcome.errText}; ${ending}`, { bundleId, ...simulatedMark });
   }
   const position = outcome.failedIndex + 1;
-  return slipwayError(
-    'BUNDLE_REJECTED',
-    `Bundle rejected: transaction ${position} of ${signatures.length} (${signatures[outcome.failedIndex]}) failed: ${outcome.errText}; none of the bundle's transactions was processed`,
-    { bundleId, failedTransactionIndex: outcome.failedIndex, err: outcome.err, logs: outcome.logs },
-  );
+  const failing = `transaction ${position} of ${signatures.length} (${signatures[outcome.failedIndex]})`;
+  return slipwayError('BUNDLE_REJECTED', `${verdict} ${failing} failed: ${outcome.errText}; ${ending}`, {
+    bundleId,
+    failedTransactionIndex: outcome.failedIndex,
+    err: outcome.err,
+    logs: outcome.logs,
+    ...simulatedMark,
+  });
 }

@@ -4,10 +4,12 @@
  * `getInflightBundleStatuses` in Jito's, and `getSubmissionStatuses`, Slipway's own, which
  * also says why something did not land.
  */
-import type { Journal, JournalEntry, JournalTransaction } from '../stores/journal';
+import type { OutcomeReason } from '../core/outcome-reasons';
+import type { Journal, JournalEntry } from '../stores/journal';
 import type { SignatureStatusView } from '../upstreams/upstream';
 import type { RecentRefusals } from './recent-refusals';
 import type { Router } from './router';
+import { describeRefusal, describeSubmission } from './submission-view';
 
 const MAX_SIGNATURES = 256;
 const MAX_BUNDLE_IDS = 5;
@@ -51,22 +53,6 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
   /** The caller's own newest entry: another key sending the same bytes never takes over what a key sees of its submission. */
   const ownEntry = async (id: string, keyId: string) => (await journal.find(id)).find((entry) => entry.keyId === keyId);
 
-  /** A bundle's state: final ones from the journal, the others as its route reports them now. */
-  async function bundleStatus(
-    entry: JournalEntry,
-  ): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null }> {
-    const first = entry.transactions[0]!;
-    if (first.state === 'landed') return { status: 'Landed', slot: first.slot, reason: null };
-    if (first.state === 'rejected' || first.state === 'expired' || first.state === 'failed')
-      return { status: 'Failed', slot: null, reason: first.reason };
-    const upstream = router.byName(entry.routes[0] ?? '');
-    const live = await upstream?.getBundleStatuses([entry.bundleId!]).catch(() => undefined);
-    const status = live?.[0];
-    if (status?.status === 'Landed') return { status: 'Landed', slot: status.landedSlot, reason: null };
-    if (status?.status === 'Failed') return { status: 'Failed', slot: null, reason: status.reason };
-    return { status: 'Pending', slot: null, reason: null };
-  }
-
   async function upstreamStatuses(signatures: string[]): Promise<(SignatureStatusView | null)[]> {
     try {
       return await router.reads.getSignatureStatuses(signatures);
@@ -96,7 +82,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
         ids.map(async (bundleId) => {
           const entry = await publicEntry(bundleId);
           if (entry === undefined || entry.bundleId !== bundleId) return null;
-          const { status, slot } = await bundleStatus(entry);
+          const { status, slot } = await bundleStatus(entry, router);
           if (status !== 'Landed') return null;
           const signatures = entry.transactions.map((tx) => tx.signature);
           const first = (await upstreamStatuses([signatures[0]!]))[0];
@@ -119,10 +105,10 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
         ids.map(async (bundleId) => {
           const entry = await publicEntry(bundleId);
           if (entry === undefined || entry.bundleId !== bundleId) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
-          const { status, slot, reason } = await bundleStatus(entry);
-          // `err` is not in Jito's shape: it says why a bundle failed, to the key that sent it.
+          const { status, slot, reason, reasonCode } = await bundleStatus(entry, router);
+          // `err` and `reason_code` are not in Jito's shape: they say why a bundle failed, to the key that sent it.
           return status === 'Failed' && entry.keyId === keyId
-            ? { bundle_id: bundleId, status, landed_slot: null, err: reason }
+            ? { bundle_id: bundleId, status, landed_slot: null, err: reason, reason_code: reasonCode }
             : { bundle_id: bundleId, status, landed_slot: slot };
         }),
       );
@@ -137,41 +123,9 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
           const entry = await ownEntry(id, keyId);
           if (entry === undefined) {
             const refusal = refusals.get(keyId, id);
-            if (refusal === undefined) return null;
-            const at = new Date(refusal.at).toISOString();
-            return {
-              id,
-              kind: 'refused',
-              bundleId: null,
-              state: 'rejected',
-              slot: null,
-              reason: `refused: ${refusal.reason}`,
-              antiMev: null,
-              routes: [],
-              receivedAt: at,
-              updatedAt: at,
-              transactions: [],
-            };
+            return refusal === undefined ? null : describeRefusal(id, refusal);
           }
-          const transactions = entry.transactions.filter((tx) => entry.bundleId === id || tx.signature === id);
-          // A protected transaction's sends are each journaled, with their evidence (where, when, after what hold).
-          const describe = (tx: JournalTransaction) =>
-            entry.antiMev
-              ? { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.sends.length, evidence: tx.sends }
-              : { signature: tx.signature, state: tx.state, slot: tx.slot, reason: tx.reason, sends: tx.attempts + 1 };
-          return {
-            id,
-            kind: entry.kind === 'batch' ? 'batch member' : entry.kind,
-            bundleId: entry.bundleId,
-            state: transactions[0]!.state,
-            slot: transactions[0]!.slot,
-            reason: transactions[0]!.reason,
-            antiMev: entry.antiMev,
-            routes: entry.routes,
-            receivedAt: new Date(entry.createdAt).toISOString(),
-            updatedAt: new Date(entry.updatedAt).toISOString(),
-            transactions: transactions.map(describe),
-          };
+          return describeSubmission(id, entry);
         }),
       );
       return { result: { context: await context(), value } };
@@ -194,4 +148,22 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
     const err = tx.state === 'failed' ? ((tx.error ?? tx.reason ?? 'failed') as SignatureStatusView['err']) : null;
     return { slot: tx.slot, confirmations: null, err, confirmationStatus: 'finalized' };
   }
+}
+
+/** A bundle's state: final ones from the journal, the others as its route reports them now. */
+async function bundleStatus(
+  entry: JournalEntry,
+  router: Router,
+): Promise<{ status: 'Pending' | 'Failed' | 'Landed'; slot: number | null; reason: string | null; reasonCode: OutcomeReason | null }> {
+  const first = entry.transactions[0]!;
+  if (first.state === 'landed') return { status: 'Landed', slot: first.slot, reason: null, reasonCode: null };
+  if (first.state === 'rejected' || first.state === 'expired' || first.state === 'failed')
+    return { status: 'Failed', slot: null, reason: first.reason, reasonCode: first.reasonCode };
+  const upstream = router.byName(entry.routes[0] ?? '');
+  const live = await upstream?.getBundleStatuses([entry.bundleId!]).catch(() => undefined);
+  const status = live?.[0];
+  if (status?.status === 'Landed') return { status: 'Landed', slot: status.landedSlot, reason: null, reasonCode: null };
+  // The engine reports it failed; the tracker journals it so at its next round.
+  if (status?.status === 'Failed') return { status: 'Failed', slot: null, reason: status.reason, reasonCode: 'engine_rejected' };
+  return { status: 'Pending', slot: null, reason: null, reasonCode: null };
 }

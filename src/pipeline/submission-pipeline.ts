@@ -15,7 +15,7 @@ import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { countTransactions } from '../metrics/metrics';
-import type { SafeWindow } from '../protection/safe-window';
+import { windowOptions, type SafeWindow } from '../protection/safe-window';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
@@ -72,6 +72,8 @@ export interface PipelineDependencies {
   readonly tracker: SubmissionTracker;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
+  /** Whether bundles for block engines are simulated before they are sent (the simulateBundles setting). */
+  readonly simulateBundles: boolean;
   /** The journal's last sequence number when the pipeline starts. */
   readonly initialSeq: number;
   /** Anti-MEV protection: the safe-window rule, and where held transactions wait. */
@@ -86,6 +88,7 @@ export function createSubmissionPipeline({
   recent,
   tracker,
   duplicateTtlMs,
+  simulateBundles,
   initialSeq,
   protection,
   claims,
@@ -94,7 +97,7 @@ export function createSubmissionPipeline({
   const cluster = new ClusterClaims(claims);
   const protectedSends = new ProtectedSends(protection, recorder);
   const submitBatch = createBatchSubmitter({ router, recent, claims: cluster, recorder, protectedSends });
-  const sendBundle = createBundleSender({ router, claims: cluster, recorder, duplicateTtlMs });
+  const sendBundle = createBundleSender({ router, claims: cluster, recorder, duplicateTtlMs, simulateFirst: simulateBundles });
   /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<Sent>> }>();
 
@@ -141,13 +144,13 @@ export function createSubmissionPipeline({
       countTransactions('sendTransaction');
       return ok({ value: tx.signature, duplicate: false });
     }
-    const outcome = await sendToRoute(route.value, tx, options);
+    const outcome = await sendToRoute(route.value, tx, decision === undefined ? options : windowOptions(options, decision));
     await recorder.record(
       'transaction',
       context,
       route.value,
       [tx],
-      [protectedSends.withEvidence(stateAfter(outcome), outcome.accepted, route.value, decision)],
+      [protectedSends.withEvidence(stateAfter(outcome), outcome, route.value, decision)],
     );
     if (outcome.accepted === 0)
       return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));

@@ -16,11 +16,13 @@
  * The set of tracked transactions is bounded: when full, the most-retried ones are shed
  * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
  */
+import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../core/transaction-error';
 import { landingSeconds, rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
-import type { SafeWindow } from '../protection/safe-window';
+import { windowOptions, type SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';
+import { sendToRoute } from './route-send';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
@@ -161,7 +163,13 @@ export class SubmissionTracker {
         else if (status.err === null) {
           finish(item, { state: 'landed', slot: status.slot });
           landed.push({ submittedAt: item.submittedAt, slot: status.slot, route: item.upstreams });
-        } else finish(item, { state: 'failed', slot: status.slot, reason: describeTransactionErrorJson(status.err), error: status.err });
+        } else
+          finish(item, {
+            state: 'failed',
+            slot: status.slot,
+            reason: outcomeReason('failed_on_chain', describeTransactionErrorJson(status.err)),
+            error: status.err,
+          });
       });
     }
 
@@ -180,14 +188,17 @@ export class SubmissionTracker {
     }
 
     const resend: TrackedTransaction[] = [];
-    const sends: SendRecord[] = [];
+    const protectedResend: { item: TrackedTransaction; heldMs: number; heldReason: string | null }[] = [];
     // One decision for every protected rebroadcast of the round, taken when first needed.
     let decision: ReturnType<SafeWindow['decide']> | undefined;
     for (const item of unknown) {
       if (!item.tx.usesDurableNonce && validity.get(bs58.encode(item.tx.wire.recentBlockhash)) === false) {
-        finish(item, { state: 'expired', reason: 'its blockhash expired before it landed' });
+        finish(item, { state: 'expired', reason: outcomeReason('blockhash_expired', 'its blockhash expired before it landed') });
       } else if (item.attempts >= maxAttempts) {
-        finish(item, { state: 'expired', reason: `not landed after ${item.attempts} sends; rebroadcast stopped` });
+        finish(item, {
+          state: 'expired',
+          reason: outcomeReason('not_landed_unknown', `not landed after ${item.attempts} sends; rebroadcast stopped`),
+        });
       } else if (item.protected === true && this.options.window !== undefined) {
         decision ??= this.options.window.decide();
         if (!decision.send) {
@@ -196,18 +207,10 @@ export class SubmissionTracker {
           continue;
         }
         item.attempts += 1;
-        resend.push(item);
-        const heldMs = item.heldSince === undefined ? 0 : Date.now() - item.heldSince;
-        sends.push({
-          seq: item.seq,
-          position: item.position,
-          send: this.options.window.evidence(
-            decision,
-            item.upstreams.map((u) => u.name),
-            item.attempts,
-            heldMs,
-            item.heldReason ?? null,
-          ),
+        protectedResend.push({
+          item,
+          heldMs: item.heldSince === undefined ? 0 : Date.now() - item.heldSince,
+          heldReason: item.heldReason ?? null,
         });
         item.heldSince = undefined;
         item.heldReason = undefined;
@@ -223,13 +226,14 @@ export class SubmissionTracker {
         });
       }
     }
-    rebroadcastsTotal.inc(resend.length);
+    const sends = await this.resendProtected(protectedResend, decision);
+    rebroadcastsTotal.inc(resend.length + protectedResend.length);
     trackedGauge.set(this.transactions.size);
     await this.observeLandings('transaction', landed);
     try {
       await Promise.all([
         journal.update(changes),
-        journal.countAttempts(resend.map(({ seq, position }) => ({ seq, position }))),
+        journal.countAttempts([...resend, ...protectedResend.map(({ item }) => item)].map(({ seq, position }) => ({ seq, position }))),
         journal.recordSends(sends),
       ]);
     } catch (error) {
@@ -237,6 +241,35 @@ export class SubmissionTracker {
       for (const item of finished) this.transactions.set(item.tx.signature, item);
       throw error;
     }
+  }
+
+  /**
+   * Protected rebroadcasts go only to the leaders of the window they were let out in, and
+   * each is journaled with its evidence once sent: for routes that pick leaders (the TPU),
+   * the leaders and addresses it reached, as for a first send. A failed one is retried next
+   * round; the upstream's health records it.
+   */
+  private async resendProtected(
+    items: readonly { item: TrackedTransaction; heldMs: number; heldReason: string | null }[],
+    decision: ReturnType<SafeWindow['decide']> | undefined,
+  ): Promise<SendRecord[]> {
+    const window = this.options.window;
+    if (items.length === 0 || window === undefined || decision?.send !== true) return [];
+    const outcomes = await Promise.all(
+      items.map(({ item }) => sendToRoute(item.upstreams, item.tx, windowOptions(RESEND_OPTIONS, decision))),
+    );
+    return items.map(({ item, heldMs, heldReason }, i) => ({
+      seq: item.seq,
+      position: item.position,
+      send: window.evidence(
+        decision,
+        item.upstreams.map((u) => u.name),
+        item.attempts,
+        heldMs,
+        heldReason,
+        outcomes[i]!.contacted,
+      ),
+    }));
   }
 
   private async checkBundles(): Promise<void> {
@@ -264,9 +297,15 @@ export class SubmissionTracker {
           if (status.landedSlot !== null)
             landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot, route: bundle.upstreams });
         } else if (status.status === 'Failed')
-          members({ state: 'rejected', reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}` });
+          members({
+            state: 'rejected',
+            reason: outcomeReason('engine_rejected', `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}`),
+          });
         else if (bundle.polls >= this.options.maxAttempts)
-          members({ state: 'expired', reason: `the block engine did not report the bundle landed after ${bundle.polls} checks` });
+          members({
+            state: 'expired',
+            reason: outcomeReason('not_landed_unknown', `the block engine did not report the bundle landed after ${bundle.polls} checks`),
+          });
         else return;
         finishedBundles.push(bundle);
         this.bundles.delete(bundle.bundleId);

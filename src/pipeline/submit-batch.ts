@@ -5,6 +5,7 @@
  */
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import { countTransactions } from '../metrics/metrics';
+import { windowOptions } from '../protection/safe-window';
 import type { SendOptions } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { ClusterClaims } from './cluster-claims';
@@ -57,13 +58,14 @@ export function createBatchSubmitter({ router, recent, claims, recorder, protect
       fresh.forEach((tx) => recent.remember(tx));
       countTransactions('submitBatch', fresh.length);
     } else if (fresh.length > 0) {
-      const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, BATCH_SEND_OPTIONS)));
+      const options = decision === undefined ? BATCH_SEND_OPTIONS : windowOptions(BATCH_SEND_OPTIONS, decision);
+      const outcomes = await Promise.all(fresh.map((tx) => sendToRoute(route.value, tx, options)));
       await recorder.record(
         'batch',
         context,
         route.value,
         fresh,
-        outcomes.map((o) => protectedSends.withEvidence(stateAfter(o), o.accepted, route.value, decision)),
+        outcomes.map((o) => protectedSends.withEvidence(stateAfter(o), o, route.value, decision)),
       );
       const went = outcomes.map((o) => o.accepted > 0);
       claims.settle(

@@ -2,16 +2,16 @@
 import type { NetworkConfig } from '../config/config-file';
 import type { LocalLedger } from '../ledger/local-ledger';
 import type { RpcAnswer } from '../core/rpc-types';
-import { createLedgerLeaderTracker, type LeaderTracker } from './leader-tracker';
-import { createRpcLeaderTracker } from './rpc-leader-tracker';
+import { createLedgerLeaderTracker, type LeaderTracker } from '../upstreams/leader-tracker';
+import { createRpcLeaderTracker } from '../upstreams/rpc-leader-tracker';
 import { createShieldPolicySource } from './shield-policy';
 import { createFilePolicySource, createUrlPolicySource, type PolicySource } from './validator-policy';
 
-/** The embedded ledger's own schedule, or the RPC nodes that answer reads; unknown (protection holds) otherwise. */
+/** The embedded ledger's own schedule, or the RPC nodes that answer reads (an rpc or tpu upstream's); unknown (protection holds) otherwise. */
 export function leaderTrackerFor(network: NetworkConfig, leaderPollMs: number, ledger: LocalLedger | undefined): LeaderTracker {
   if (ledger !== undefined) return createLedgerLeaderTracker(ledger);
   const reads = network.upstreams[network.routes.reads]!;
-  if (reads.type !== 'rpc' || network.routes.antiMev.length === 0) {
+  if ((reads.type !== 'rpc' && reads.type !== 'tpu') || network.routes.antiMev.length === 0) {
     const reason =
       network.routes.antiMev.length === 0
         ? 'no route takes anti-MEV traffic'

@@ -7,7 +7,8 @@
  * nothing to gate on, and the decision says so, for the evidence.
  */
 import type { SendEvidence } from '../stores/journal';
-import type { LeaderTracker } from './leader-tracker';
+import type { SendOptions } from '../core/rpc-types';
+import type { LeaderTracker } from '../upstreams/leader-tracker';
 import type { PolicySource } from './validator-policy';
 
 export const DEFAULT_SAFE_WINDOW_SLOTS = 8;
@@ -59,6 +60,14 @@ function distinct(leaders: readonly string[]): string[] {
 
 export type SendDecision = Extract<GateDecision, { send: true }>;
 
+/**
+ * The send options of a protected transaction sent in `decision`'s window: routes that pick
+ * leaders (the TPU) send only to the window's leaders — every one trusted, under a policy.
+ */
+export function windowOptions<O extends SendOptions>(options: O, decision: SendDecision): O {
+  return decision.leaders.length === 0 ? options : { ...options, leaders: decision.leaders };
+}
+
 /** The decision bound to this gateway's leader tracker, policy and window size, and the evidence a send leaves. */
 export class SafeWindow {
   constructor(
@@ -71,8 +80,16 @@ export class SafeWindow {
     return decideSend(this.leaders, this.policy, this.windowSlots);
   }
 
-  evidence(decision: SendDecision, route: readonly string[], attempt: number, heldMs: number, heldReason: string | null): SendEvidence {
+  evidence(
+    decision: SendDecision,
+    route: readonly string[],
+    attempt: number,
+    heldMs: number,
+    heldReason: string | null,
+    contacted?: SendEvidence['contacted'],
+  ): SendEvidence {
     return {
+      ...(contacted === undefined || contacted.length === 0 ? {} : { contacted }),
       at: Date.now(),
       attempt,
       route,

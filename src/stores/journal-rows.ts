@@ -2,6 +2,7 @@
  * The journal's rows as both adapters read them back (SQLite and PostgreSQL keep the same
  * columns), and the one mapping from rows to a `JournalEntry`.
  */
+import { splitReason } from '../core/outcome-reasons';
 import type { JournalEntry, SendEvidence, SubmissionKind, TransactionState } from './journal';
 
 export interface SubmissionRow {
@@ -30,6 +31,12 @@ export interface TransactionRow {
   attempts: number;
 }
 
+/** The reason column: `code: words` (core/outcome-reasons.ts), taken apart. */
+function reasonOf(raw: string | null, state: TransactionState) {
+  const { code, words } = splitReason(raw, state);
+  return { reason: words, reasonCode: code };
+}
+
 /** How each adapter reads back a transaction's error column. */
 export const decodeSqliteError = (raw: unknown): unknown => (raw === null ? null : (JSON.parse(raw as string) as unknown));
 export const decodePostgresError = (raw: unknown): unknown => raw ?? null;
@@ -56,7 +63,7 @@ export function entryFromRows(
       wire: tx.wire,
       state: tx.state,
       slot: tx.slot,
-      reason: tx.reason,
+      ...reasonOf(tx.reason, tx.state),
       error: decodeError(tx.error),
       attempts: tx.attempts,
       sends: sendsAt(tx.position),

@@ -16,6 +16,7 @@
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
 export { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
+import type { OutcomeReason } from '../core/outcome-reasons';
 import type { TransactionState } from '../core/transaction-states';
 
 /** What a protected transaction's send looked like: which window it went in, by which route, after how long a hold, and why. */
@@ -38,6 +39,8 @@ export interface SendEvidence {
   readonly heldMs: number;
   /** Why it waited (the last reason), or null when it did not. */
   readonly heldReason: string | null;
+  /** Routes that pick leaders (the TPU): each leader it was handed to, with its address and upstream (first sends, releases from hold and rebroadcasts). */
+  readonly contacted?: readonly { readonly upstream: string; readonly leader: string; readonly address: string }[];
 }
 
 export interface NewSubmission {
@@ -65,8 +68,10 @@ export interface JournalTransaction {
   readonly wire: Buffer;
   readonly state: TransactionState;
   readonly slot: number | null;
-  /** Why it failed, expired or was rejected, in words. */
+  /** Why it failed, expired, was rejected or is held, in words. */
   readonly reason: string | null;
+  /** The same as a code of core/outcome-reasons.ts (journaled as `code: words` in the reason). */
+  readonly reasonCode: OutcomeReason | null;
   /** For `failed`: the transaction error as Solana reports it (JSON). */
   readonly error: unknown;
   readonly attempts: number;

@@ -6,51 +6,11 @@
  * meanwhile is not missed.
  */
 import type pg from 'pg';
-import type { ApiKeyRecord, KeyChanges, KeyStore, StoredKey } from './key-store';
+import type { KeyChanges, KeyStore, StoredKey } from './key-store';
 import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
-import { createPool, inTransaction, migrate, type PostgresMigrations } from './postgres-database';
-
-const MIGRATIONS: PostgresMigrations = [
-  `CREATE TABLE api_keys (
-     id TEXT PRIMARY KEY,
-     name TEXT NOT NULL,
-     key_hash BYTEA NOT NULL UNIQUE,
-     bundle BOOLEAN NOT NULL DEFAULT FALSE,
-     tps INTEGER,
-     bundles_per_second INTEGER,
-     created_at TIMESTAMPTZ NOT NULL,
-     revoked_at TIMESTAMPTZ
-   )`,
-  `ALTER TABLE api_keys ADD COLUMN reads_per_second INTEGER`,
-];
-
-/** How long to wait before listening again after the connection broke. */
-const RELISTEN_MS = 500;
-
-interface Row {
-  id: string;
-  name: string;
-  key_hash: Buffer;
-  bundle: boolean;
-  tps: number | null;
-  bundles_per_second: number | null;
-  reads_per_second: number | null;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-const toRecord = (row: Row): ApiKeyRecord => ({
-  id: row.id,
-  name: row.name,
-  bundle: row.bundle,
-  tps: row.tps,
-  bundlesPerSecond: row.bundles_per_second,
-  readsPerSecond: row.reads_per_second,
-  createdAt: row.created_at.toISOString(),
-  revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString(),
-});
-
-const COLUMNS = { bundle: 'bundle', tps: 'tps', bundlesPerSecond: 'bundles_per_second', readsPerSecond: 'reads_per_second' } as const;
+import { createPool, inTransaction, migrate } from './postgres-database';
+import { COLUMNS, MIGRATIONS, toRecord, type Row } from './key-store-postgres-schema';
+import { listenForChanges } from './key-store-postgres-listen';
 
 export async function createPostgresKeyStore(url: string, schema: string): Promise<KeyStore> {
   const pool = createPool({ url, schema, max: 4 });
@@ -138,37 +98,7 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
       }));
     },
     watch(onChange) {
-      let current: pg.PoolClient | undefined;
-      let stopped = false;
-      const listen = async (): Promise<void> => {
-        if (stopped || closed) return;
-        try {
-          const client = await pool.connect();
-          current = client;
-          listeners.add(client);
-          client.on('notification', () => onChange());
-          client.on('error', () => {
-            listeners.delete(client);
-            client.release(true);
-            current = undefined;
-            setTimeout(() => void listen(), RELISTEN_MS).unref();
-          });
-          await client.query(`LISTEN ${channel}`);
-          // Anything changed while not listening is picked up now.
-          onChange();
-        } catch {
-          setTimeout(() => void listen(), RELISTEN_MS).unref();
-        }
-      };
-      void listen();
-      return () => {
-        stopped = true;
-        if (current !== undefined) {
-          listeners.delete(current);
-          current.release(true);
-          current = undefined;
-        }
-      };
+      return listenForChanges(pool, channel, listeners, () => closed, onChange);
     },
     async close() {
       closed = true;

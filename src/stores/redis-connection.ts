@@ -9,12 +9,15 @@ import { withoutPassword } from './postgres-database';
 export async function connectRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
   // Reconnection is ioredis's (with back-off); errors meanwhile are answered per request.
-  redis.on('error', () => {});
+  // The last one is kept for start-up: connect() itself only says "Connection is closed".
+  let lastError: unknown;
+  redis.on('error', (error) => (lastError = error));
   try {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${error instanceof Error ? error.message : String(error)}`, {
+    const why = lastError ?? error;
+    throw new Error(`cannot reach Redis at ${withoutPassword(url)}: ${why instanceof Error ? why.message : String(why)}`, {
       cause: error,
     });
   }

@@ -15,6 +15,8 @@ import type { ValidatedTransaction } from '../validation/validate-transaction';
 /** `dropped` names why, when the route knows at once that the transaction will never land. */
 export interface SendOutcome {
   readonly dropped: string | null;
+  /** The leaders it was handed to and their addresses, for routes that pick leaders (the TPU). */
+  readonly contacted?: readonly { readonly leader: string; readonly address: string }[];
 }
 
 export type BundleSendResult =
@@ -34,7 +36,7 @@ export interface BundleStatusView {
   readonly reason: string | null;
 }
 
-export type UpstreamKind = 'embedded' | 'rpc' | 'jito' | 'sink';
+export type UpstreamKind = 'embedded' | 'rpc' | 'jito' | 'tpu' | 'sink';
 
 export interface Upstream {
   readonly name: string;

@@ -1,7 +1,8 @@
 /**
  * The live dashboard end to end in headless Chromium: the page follows the gateway's event
  * stream, and transactions submitted over HTTP appear in it with their outcome, in the
- * charts and in the key and upstream tables. A screenshot is saved to
+ * charts (with their axes and a readout under the pointer, checked against the same event
+ * stream read here) and in the key and upstream tables. A screenshot is saved to
  * test-results/dashboard.png.
  */
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, type Connection } from '@solana/web3.js';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Point } from '../../src/dashboard/dashboard-feed';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { rpc, submitBatch } from '../helpers/rpc';
 import { connect, failingTransferTx, fundedKeypair, transferTx } from '../helpers/solana';
@@ -23,6 +25,9 @@ let connection: Connection;
 let profile: string;
 let browser: BrowserContext;
 let page: Page;
+/** Every chart point the feed has sent, by its time, read from /dashboard/events beside the page. */
+const sent = new Map<number, Point>();
+const stopReading = new AbortController();
 
 before(async () => {
   assert.ok(
@@ -48,15 +53,109 @@ before(async () => {
   page = await browser.newPage();
 });
 after(async () => {
+  stopReading.abort();
   await browser?.close();
   await gw?.close();
   if (profile !== undefined) fs.rmSync(profile, { recursive: true, force: true });
 });
 
+/** Reads the page's event stream from the gateway into `sent`, as the page gets it. */
+async function readFeed(url: string): Promise<void> {
+  const response = await fetch(`${url}/dashboard/events`, { signal: stopReading.signal });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for await (const chunk of response.body!) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const [event, data] = buffer
+            .slice(0, end)
+            .split('\n')
+            .map((line) => line.slice(line.indexOf(': ') + 2));
+          buffer = buffer.slice(end + 2);
+          const body = JSON.parse(data!) as { history?: Point[]; point?: Point };
+          for (const point of event === 'init' ? body.history! : [body.point!]) sent.set(point.at, point);
+        }
+      }
+    } catch {
+      // Aborted when the tests end.
+    }
+  })();
+}
+
+interface Readout {
+  hidden: boolean;
+  at: number;
+  text: string;
+  rows: Record<string, string>;
+  guide: { visible: boolean; x: number };
+  /** The x of each point of the chart's first line. */
+  xs: number[];
+}
+
+/** The readout of a chart and its guide, read in one go (a redraw may come between two reads). */
+async function readReadout(chart: string): Promise<Readout> {
+  // A string: this file is not compiled against the DOM.
+  return page.evaluate(`(() => {
+    const r = document.getElementById('readout-${chart}');
+    const guide = document.querySelector('#${chart} .guide');
+    return {
+      hidden: r.hidden, at: Number(r.dataset.at), text: r.textContent,
+      rows: Object.fromEntries([...r.querySelectorAll('[data-series]')].map((e) => [e.dataset.series, e.textContent])),
+      guide: { visible: guide.getAttribute('visibility') === 'visible', x: Number(guide.getAttribute('x1')) },
+      xs: (document.querySelector('#${chart} polyline')?.getAttribute('points') ?? '').split(' ').map((p) => Number(p.split(',')[0])),
+    };
+  })()`);
+}
+
+/** Moves the pointer leftwards across a chart until its readout shows a second the feed sent for which `wanted` holds. */
+async function hoverUntil(chart: string, wanted: (point: Point) => boolean): Promise<{ readout: Readout; point: Point; x: number }> {
+  const box = (await page.locator(`#${chart}`).boundingBox())!;
+  let readout: Readout | undefined;
+  for (let x = box.width - 2; x > 52; x -= 1) {
+    await page.mouse.move(box.x + x, box.y + box.height / 2);
+    readout = await readReadout(chart);
+    const point = sent.get(readout.at);
+    if (!readout.hidden && point !== undefined && wanted(point)) return { readout, point, x };
+  }
+  assert.fail(`no second in ${chart}'s readout had what was wanted; the last read ${JSON.stringify(readout)}`);
+}
+
+/** A readout row's figure: "name 1.23/s" gives 1.23, after checking the name and the unit. */
+function figure(row: string | undefined, name: string, unit: string): number {
+  const match = new RegExp(`^${name} (\\d+(?:\\.\\d+)?)${unit.replace('/', '\\/')}$`).exec(row ?? '');
+  assert.ok(match, `readout row ${JSON.stringify(row)} reads "${name} <number>${unit}"`);
+  return Number(match[1]);
+}
+
+/** The y axis's labels in a chart, bottom up, as numbers, after checking each carries the unit. */
+async function yTicks(chart: string, unit: string): Promise<number[]> {
+  const labels = await page.locator(`#${chart} .y-axis text`).allTextContents();
+  assert.ok(labels.length >= 2, `${chart} has y-axis labels: ${JSON.stringify(labels)}`);
+  return labels.map((label) => {
+    assert.ok(label.endsWith(unit) && /^\d+(\.\d+)?$/.test(label.slice(0, -unit.length)), `${chart}: "${label}" is a number in ${unit}`);
+    return Number(label.slice(0, -unit.length));
+  });
+}
+
 describe('/dashboard in Chromium', () => {
   it('shows submissions as they happen: their outcome, the charts, key usage and upstream health', async () => {
-    await page.goto(`${gw.url}/dashboard`);
+    await readFeed(gw.url);
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
+    const response = (await page.goto(`${gw.url}/dashboard`))!;
     await page.waitForSelector('#status.live', { timeout: 10_000 });
+    // A strict policy (no 'unsafe-inline', nothing from elsewhere) under which the page still runs whole.
+    const policy = response.headers()['content-security-policy'] ?? '';
+    assert.match(policy, /default-src 'none'/);
+    assert.match(policy, /script-src 'sha256-[^']+'(;|$)/);
+    assert.match(policy, /style-src 'sha256-[^']+'(;|$)/);
+    assert.match(policy, /connect-src 'self'(;|$)/);
+    assert.doesNotMatch(policy, /unsafe/);
+    assert.equal(response.headers()['referrer-policy'], 'no-referrer');
 
     const alice = await fundedKeypair(connection);
     const poor = await fundedKeypair(connection, 1);
@@ -95,6 +194,51 @@ describe('/dashboard in Chromium', () => {
     await page.waitForSelector('#chart-landed polyline[data-series="embedded"]', { timeout: 5_000 });
     assert.match((await page.textContent('#legend-requests')) ?? '', /sendTransaction/);
 
+    // Every chart has a y axis with values in its unit, from 0 upwards, and minutes on the x axis.
+    const charts = { 'chart-requests': '/s', 'chart-landed': '/s', 'chart-latency': ' s' };
+    for (const [chart, unit] of Object.entries(charts)) {
+      const ticks = await yTicks(chart, unit);
+      assert.equal(ticks[0], 0, `${chart}'s axis starts at 0`);
+      assert.ok(
+        ticks.every((v, i) => i === 0 || v > ticks[i - 1]!),
+        `${chart}'s ticks rise: ${ticks.join(', ')}`,
+      );
+      const times = await page.locator(`#${chart} .x-axis text`).allTextContents();
+      assert.deepEqual(times, ['now', '1 min ago', '2 min ago', '3 min ago', '4 min ago'], `${chart}'s time axis`);
+      assert.ok((await page.locator(`#${chart} .grid`).count()) >= ticks.length + times.length, `${chart} has grid lines`);
+    }
+    const mostSends = Math.max(...[...sent.values()].map((p) => p.requests.sendTransaction ?? 0));
+    assert.ok(
+      mostSends >= 1 && (await yTicks('chart-requests', '/s')).at(-1)! >= mostSends,
+      `the axis reaches the highest send rate (${mostSends}/s)`,
+    );
+
+    // Under the pointer: a guide, the time, and each series' figure that second, as the feed sent it.
+    const sends = await hoverUntil('chart-requests', (p) => (p.requests.sendTransaction ?? 0) > 0);
+    assert.ok(sends.readout.guide.visible, 'the guide is shown');
+    // On the line's point nearest the pointer (the pointer may be past the newest one).
+    const nearest = sends.readout.xs.reduce((a, b) => (Math.abs(b - sends.x) < Math.abs(a - sends.x) ? b : a));
+    assert.ok(
+      Math.abs(sends.readout.guide.x - nearest) < 0.1,
+      `the guide (${sends.readout.guide.x}) is at the point nearest the pointer (${nearest})`,
+    );
+    assert.match(sends.readout.text, /\d{1,2}:\d{2}:\d{2}.*(now|\d+ s ago)/, 'the readout gives the time');
+    for (const op of ['sendTransaction', 'submitBatch', 'sendBundle'])
+      assert.equal(figure(sends.readout.rows[op], op, '/s'), sends.point.requests[op], `${op} at ${sends.point.at}`);
+    const landed = await hoverUntil('chart-landed', (p) => (p.landed.embedded?.count ?? 0) > 0);
+    assert.equal(figure(landed.readout.rows.embedded, 'embedded', '/s'), landed.point.landed.embedded!.count);
+    const latency = await hoverUntil('chart-latency', (p) => (p.landed.embedded?.p50 ?? null) !== null);
+    const p50 = latency.point.landed.embedded!.p50!;
+    const shown = figure(latency.readout.rows.embedded, 'embedded', ' s');
+    assert.ok(Math.abs(shown - p50) <= p50 * 0.005, `median time to land: shown ${shown} s, sent ${p50} s`);
+    // Taken with the readout up, then the pointer leaves and the readout goes.
+    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    await page.mouse.move(1, 1);
+    assert.deepEqual(refused, [], 'the browser refused nothing the page does');
+    assert.equal((await readReadout('chart-latency')).hidden, true, 'the readout hides when the pointer leaves');
+    assert.equal((await readReadout('chart-latency')).guide.visible, false, 'so does the guide');
+
     const keyRow = page.locator(`tr[data-key="${gw.app.initialKey!.id}"]`);
     assert.match((await keyRow.textContent()) ?? '', /initial/);
     // Run in the page (a string: this file is not compiled against the DOM).
@@ -105,8 +249,6 @@ describe('/dashboard in Chromium', () => {
     );
     assert.match((await page.textContent('tr[data-upstream="embedded"]')) ?? '', /in rotation/);
 
-    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
     assert.ok(fs.statSync(SCREENSHOT).size > 10_000, 'a screenshot was saved');
   });
 

@@ -4,6 +4,7 @@
  * and answers as told. Transactions are real (signed with real keys, parsed by the
  * validator): only the network and the disk are stood in for.
  */
+import { splitReason } from '../../src/core/outcome-reasons';
 import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import type { RpcAnswer, SendOptions, SignatureStatusView, SimulationResult } from '../../src/core/rpc-types';
 import type { TransactionErrorJson } from '../../src/core/transaction-error';
@@ -51,7 +52,7 @@ export function memoryJournal(): MemoryJournal {
           wire: tx.wire,
           state: tx.state,
           slot: null,
-          reason: (tx as { reason?: string | null }).reason ?? null,
+          ...splitJournaled((tx as { reason?: string | null }).reason ?? null, tx.state),
           error: null,
           attempts: 0,
           sends: [],
@@ -65,7 +66,7 @@ export function memoryJournal(): MemoryJournal {
         if (tx === undefined) continue;
         tx.state = change.state;
         if ('slot' in change) tx.slot = (change as { slot?: number | null }).slot ?? null;
-        if ('reason' in change) tx.reason = (change as { reason?: string | null }).reason ?? null;
+        if ('reason' in change) Object.assign(tx, splitJournaled((change as { reason?: string | null }).reason ?? null, change.state));
       }
     },
     async recordSends() {},
@@ -185,6 +186,7 @@ export interface PipelineUnderTest {
   readonly router: Router;
   readonly journal: MemoryJournal;
   readonly tracker: SubmissionTracker;
+  readonly holds: HoldQueue;
   readonly upstreams: CountingUpstream[];
 }
 
@@ -228,8 +230,15 @@ export function pipelineOver(upstreams: CountingUpstream[] = [countingUpstream()
     recent: new RecentTransactions(120_000, 10_000),
     tracker,
     duplicateTtlMs: 120_000,
+    simulateBundles: true,
     initialSeq: 0,
     protection: { window, holds },
   });
-  return { pipeline, router, journal, tracker, upstreams };
+  return { pipeline, router, journal, tracker, holds, upstreams };
+}
+
+/** As the SQL journals read a reason back (stores/journal-rows.ts): the words, and the code. */
+function splitJournaled(reason: string | null, state: string) {
+  const { code, words } = splitReason(reason, state);
+  return { reason: words, reasonCode: code };
 }

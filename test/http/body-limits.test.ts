@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gateway';
+import { startServer, type ServerProcess } from '../helpers/process';
 
 let gw: TestGateway;
 before(async () => {
@@ -73,5 +76,57 @@ describe('request bodies', () => {
     assert.deepEqual(answer.body.error, { code: -32700, message: 'Parse error: the body is empty: send a JSON request' });
     const batch = await raw('/submit-batch', '');
     assert.deepEqual([batch.status, batch.body], [400, { code: -32700, message: 'Parse error: the body is empty: send a JSON request' }]);
+  });
+});
+
+describe('a body of many megabytes, to a gateway in its own process', () => {
+  let server: ServerProcess;
+  let key: string;
+  const dir = makeDataDir();
+  before(async () => {
+    server = await startServer(dir, { SLIPWAY_UPSTREAM: 'sink' });
+    key = server.initialKey!;
+  });
+  after(async () => {
+    server.child.kill('SIGTERM');
+    await server.exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gets the refusal, not a broken pipe, and the connection serves the next request', async () => {
+    // Refused before its body is read: were the connection closed there, the client would
+    // still be writing and see EPIPE (16 MB is more than loopback takes at once). In the
+    // test's own process the timing hides it: the gateway runs in a process of its own.
+    const huge = Buffer.alloc(16_000_000, 0x20);
+    for (const path of ['/', '/submit-batch', '/', '/submit-batch']) {
+      const response = await fetch(server.url + path, { method: 'POST', headers: { 'x-api-key': key }, body: huge });
+      const body = (await response.json()) as { error?: { message: string }; message?: string };
+      assert.equal(body.error?.message ?? body.message, 'the request body is larger than 65536 bytes');
+    }
+    assert.equal((await fetch(server.url + '/health')).status, 200);
+  });
+
+  it('an endless body is read no further than 64 MiB: then its connection is cut', async () => {
+    // A raw socket: Node's own client stops writing once its answer has come.
+    const { hostname, port } = new URL(server.url);
+    const socket = net.connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
+    const cut = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => {});
+    socket.write(`POST / HTTP/1.1\r\nHost: ${hostname}\r\nx-api-key: ${key}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.concat([Buffer.from('100000\r\n'), Buffer.alloc(0x100000, 0x20), Buffer.from('\r\n')]);
+    let written = 0;
+    const pump = () => {
+      while (!socket.destroyed && written < 1024 * 0x100000) {
+        written += 0x100000;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+    };
+    pump();
+    await cut;
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n[\s\S]*the request body is larger than 65536 bytes/, 'the refusal was answered first');
+    assert.ok(written >= 64 * 0x100000 && written < 1024 * 0x100000, `cut after ${written} bytes`);
+    assert.equal((await fetch(server.url + '/health')).status, 200);
   });
 });

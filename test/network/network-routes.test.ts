@@ -137,24 +137,67 @@ describe('through a Jito block engine', () => {
     assert.equal(cluster.nodes[2]!.calls.filter((c) => c.method === 'sendBundle').length, 0);
   });
 
-  it('records why a bundle the engine took did not land', async () => {
+  it('simulates a bundle first and refuses one that would fail at once, naming the transaction, its error and logs; nothing is sent', async () => {
     const alice = await fundedKeypair(connection);
     const carol = await fundedKeypair(connection, 1);
     const bob = Keypair.generate();
+    const failing = await failingTransferTx(connection, carol, bob.publicKey);
     const answer = await rpc(gw.url, gw.key, 'sendBundle', [
-      [await tippedBundle(alice, bob.publicKey, 1_000_000), await failingTransferTx(connection, carol, bob.publicKey)],
+      [await tippedBundle(alice, bob.publicKey, 1_000_000), failing],
       { encoding: 'base64' },
     ]);
-    assert.match(answer.body.result, /^[0-9a-f]{64}$/, 'the engine answers the ID; the outcome comes later');
-    const journaled = await stateOf(answer.body.result);
-    assert.equal(journaled.state, 'rejected');
-    assert.match(journaled.reason!, /^the bundle did not land: transaction 2 of 2 .* custom program error: 0x1$/);
+    const signature = bs58.encode(Buffer.from(failing, 'base64').subarray(1, 65));
+    assert.equal(answer.body.error?.code, -32090, JSON.stringify(answer.body));
+    assert.match(
+      answer.body.error.message,
+      new RegExp(
+        `^Bundle refused before sending: in its simulation, transaction 2 of 2 \\(${signature}\\) failed: Error processing Instruction 0: custom program error: 0x1; nothing was sent$`,
+      ),
+    );
+    const data = answer.body.error.data;
+    assert.deepEqual([data.failedTransactionIndex, data.err, data.simulated], [1, { InstructionError: [0, { Custom: 1 }] }, true]);
+    assert.ok(
+      data.logs.some((line: string) => /insufficient lamports/.test(line)),
+      JSON.stringify(data.logs),
+    );
+    assert.equal(cluster.nodes[2]!.calls.filter((c) => c.method === 'sendBundle').length, 0, 'the block engine got nothing');
     assert.equal(await balanceOf(connection, bob.publicKey), 0);
-    const inflight = (await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[answer.body.result]])).body.result.value[0];
-    assert.equal(inflight.status, 'Failed');
-    assert.equal(inflight.err, journaled.reason);
-    const view = (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[answer.body.result]])).body.result.value[0];
-    assert.deepEqual([view.kind, view.state, view.reason], ['bundle', 'rejected', journaled.reason]);
+    // The same bundle without its failing member goes through.
+    const good = await rpc(gw.url, gw.key, 'sendBundle', [[await tippedBundle(alice, bob.publicKey, 1_000_000)], { encoding: 'base64' }]);
+    assert.match(good.body.result, /^[0-9a-f]{64}$/, JSON.stringify(good.body));
+  });
+
+  it('with simulateBundles off: sends it, and records why a bundle the engine took did not land', async () => {
+    const [, , engine] = cluster.nodes;
+    const late = await startTestGateway(
+      { simulateBundles: 'false' },
+      {
+        upstreams: { rpc: { type: 'rpc', urls: [cluster.nodes[0]!.url] }, jito: { type: 'jito', urls: [`${engine!.url}/api/v1`] } },
+        requestTimeoutMs: TIMEOUT_MS,
+      },
+    );
+    try {
+      const alice = await fundedKeypair(connection);
+      const carol = await fundedKeypair(connection, 1);
+      const bob = Keypair.generate();
+      const answer = await rpc(late.url, late.key, 'sendBundle', [
+        [await tippedBundle(alice, bob.publicKey, 1_000_000), await failingTransferTx(connection, carol, bob.publicKey)],
+        { encoding: 'base64' },
+      ]);
+      assert.match(answer.body.result, /^[0-9a-f]{64}$/, 'the engine answers the ID; the outcome comes later');
+      await late.app.tracker.runRound();
+      const journaled = (await late.app.journal.find(answer.body.result))[0]!.transactions[0]!;
+      assert.equal(journaled.state, 'rejected');
+      assert.match(journaled.reason!, /^the bundle did not land: transaction 2 of 2 .* custom program error: 0x1$/);
+      assert.equal(await balanceOf(connection, bob.publicKey), 0);
+      const inflight = (await rpc(late.url, late.key, 'getInflightBundleStatuses', [[answer.body.result]])).body.result.value[0];
+      assert.equal(inflight.status, 'Failed');
+      assert.equal(inflight.err, journaled.reason);
+      const view = (await rpc(late.url, late.key, 'getSubmissionStatuses', [[answer.body.result]])).body.result.value[0];
+      assert.deepEqual([view.kind, view.state, view.reason], ['bundle', 'rejected', journaled.reason]);
+    } finally {
+      await late.close();
+    }
   });
 });
 
@@ -385,6 +428,10 @@ describe('configuration', () => {
     await assert.rejects(
       startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['http://127.0.0.1:1'] } }, routes: { sendBundle: ['rpc'] } }),
       /routes\.sendBundle\[0\]: upstream "rpc" is a Solana RPC node, which cannot execute bundles atomically/,
+    );
+    await assert.rejects(
+      startTestGateway({}, { upstreams: { leaders: { type: 'tpu', urls: ['http://127.0.0.1:1'] } }, routes: { sendBundle: ['leaders'] } }),
+      /routes\.sendBundle\[0\]: upstream "leaders" sends to leaders' TPUs one transaction at a time, which cannot land a bundle atomically; route sendBundle to a jito or embedded upstream/,
     );
     await assert.rejects(
       startTestGateway({}, { upstreams: { rpc: { type: 'rpc', urls: ['nope'] } } }),

@@ -174,8 +174,15 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
 
     // The journal's evidence agrees with the cluster: each protected one landed inside the window it was sent in, led by trusted leaders.
     for (const s of protectedOnes) {
-      const entry = (await gw.app.journal.find(s.signature))[0]!;
+      // A send reaches the cluster (which executes at once, in this process) a moment before its
+      // evidence is journaled: on a loaded machine the landing can be seen first. Wait for it.
+      let entry = (await gw.app.journal.find(s.signature))[0]!;
+      for (let attempt = 0; attempt < 100 && entry.transactions[0]!.sends.length === 0; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        entry = (await gw.app.journal.find(s.signature))[0]!;
+      }
       const evidence: SendEvidence = entry.transactions[0]!.sends[0]!;
+      assert.ok(evidence !== undefined, `no send of ${s.signature} was journaled: ${JSON.stringify(entry.transactions[0])}`);
       assert.equal(evidence.gating, 'policy');
       assert.deepEqual(evidence.route, ['engine']);
       assert.ok(

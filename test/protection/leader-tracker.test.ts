@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createLedgerLeaderTracker, type LeaderTracker, type LeaderView } from '../../src/protection/leader-tracker';
-import { createRpcLeaderTracker } from '../../src/protection/rpc-leader-tracker';
+import { createLedgerLeaderTracker, type LeaderTracker, type LeaderView } from '../../src/upstreams/leader-tracker';
+import { createRpcLeaderTracker } from '../../src/upstreams/rpc-leader-tracker';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { until } from '../helpers/until';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
-import type { LeaderTracker, LeaderView } from '../../src/protection/leader-tracker';
+import type { LeaderTracker, LeaderView } from '../../src/upstreams/leader-tracker';
 import { decideSend } from '../../src/protection/safe-window';
 import { parseValidatorPolicy, type PolicySource, type PolicyView } from '../../src/protection/validator-policy';
 import client from 'prom-client';

@@ -1,8 +1,9 @@
 /**
- * What anti-MEV protection needs to know of the network: the current slot and who leads
- * the slots after it. One interface, two sources: the embedded ledger (exact, in process),
- * and Solana RPC nodes (rpc-leader-tracker.ts). A tracker that does not know, or whose
- * knowledge is stale, says so, and protection then holds transactions (fail closed).
+ * The current slot and who leads the slots after it: what the TPU route sends by (to the
+ * leaders of the next windows) and what anti-MEV protection gates on. One interface, two
+ * sources: the embedded ledger (exact, in process), and Solana RPC nodes
+ * (rpc-leader-tracker.ts). A tracker that does not know, or whose knowledge is stale, says
+ * so: the TPU route then refuses, and protection holds transactions (fail closed).
  */
 import type { LocalLedger } from '../ledger/local-ledger';
 

@@ -8,8 +8,8 @@
  * may have passed since the slot was seen (its age over the slot time measured from the
  * last polls), so that it still covers every slot a transaction sent now could land in.
  */
-import { JsonRpcClient } from '../upstreams/json-rpc-client';
-import { resultOf } from '../upstreams/solana-rpc';
+import { JsonRpcClient } from './json-rpc-client';
+import { resultOf } from './solana-rpc';
 import type { LeaderTracker } from './leader-tracker';
 
 /** Leaders fetched at once: about 10 minutes of mainnet slots would be 1,500; 256 keeps answers small and is refreshed well ahead. */

@@ -1,0 +1,120 @@
+/**
+ * The gateway's listeners, from the settings: one admission for all of them (connections
+ * per address are counted across the ports), the HTTP server on the configured port, and
+ * the WebSocket subscriptions on its upgrades and on port + 1, where Solana clients look by
+ * default. Built first, so the server's logger exists while the rest starts; `listen` opens
+ * the ports last, once everything behind them runs.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../auth/authenticator';
+import type { SlipwayConfig } from '../config/config';
+import type { DashboardFeed } from '../dashboard/dashboard-feed';
+import { createKeyLimits } from '../limits/key-limits';
+import type { RateLimiter } from '../limits/rate-limiter';
+import type { SubmissionCore } from '../pipeline/submission-core';
+import type { TransactionValidator } from '../validation/transaction-validator';
+import { Admission } from './admission';
+import { freePortPair } from './port-pair';
+import { isLocalUpstream, readMethodPolicy } from './read-methods';
+import { createHttpServer } from './server';
+import { SubscriptionServer } from './subscriptions';
+
+export type ListenerSettings = Pick<
+  SlipwayConfig,
+  | 'host'
+  | 'port'
+  | 'network'
+  | 'logLevel'
+  | 'bundleResult'
+  | 'readMethods'
+  | 'headersTimeoutMs'
+  | 'httpRequestTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'metricsToken'
+  | 'dashboardToken'
+  | 'maxConnectionsPerClient'
+  | 'maxInFlightRequests'
+  | 'maxInFlightPerKey'
+  | 'maxEventLoopDelayMs'
+  | 'maxSubscriptionsPerConnection'
+  | 'maxSubscriptionsPerKey'
+  | 'maxSubscriptions'
+  | 'webSocketPingMs'
+>;
+
+export interface ListenerParts {
+  readonly authenticator: Authenticator;
+  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals'>;
+  readonly validator: TransactionValidator;
+  readonly limiter: RateLimiter;
+  readonly dashboard: DashboardFeed;
+}
+
+export interface Listeners {
+  readonly server: FastifyInstance;
+  /** Opens the ports: `url` is the HTTP server's, `pubsubUrl` port + 1's (undefined if that port was taken). */
+  listen(): Promise<{ url: string; pubsubUrl: string | undefined }>;
+  /** Stops accepting and finishes what is in flight: WebSockets first, then HTTP. */
+  close(): Promise<void>;
+}
+
+export function createListeners(settings: ListenerSettings, parts: ListenerParts): Listeners {
+  const { network } = settings;
+  const { authenticator } = parts;
+  const admission = new Admission({
+    maxConnectionsPerClient: settings.maxConnectionsPerClient,
+    maxInFlight: settings.maxInFlightRequests,
+    maxInFlightPerKey: settings.maxInFlightPerKey,
+    maxEventLoopDelayMs: settings.maxEventLoopDelayMs,
+  });
+  const keyLimits = createKeyLimits(parts.limiter);
+  const server = createHttpServer({
+    ...parts.submissions,
+    authenticator,
+    validator: parts.validator,
+    limits: keyLimits,
+    bundleResult: settings.bundleResult,
+    readAllowed: readMethodPolicy(settings.readMethods, isLocalUpstream(network.upstreams[network.routes.reads]!)),
+    logLevel: settings.logLevel,
+    headersTimeoutMs: settings.headersTimeoutMs,
+    requestTimeoutMs: settings.httpRequestTimeoutMs,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    metricsToken: settings.metricsToken,
+    dashboard: { feed: parts.dashboard, token: settings.dashboardToken },
+    admission,
+  });
+  const subscriptions = new SubscriptionServer({
+    authenticator,
+    router: parts.submissions.router,
+    admission,
+    keyLimits,
+    pollIntervalMs: network.subscriptionPollMs,
+    limits: {
+      perConnection: settings.maxSubscriptionsPerConnection,
+      perKey: settings.maxSubscriptionsPerKey,
+      total: settings.maxSubscriptions,
+      idleMs: settings.idleTimeoutMs,
+      pingMs: settings.webSocketPingMs,
+    },
+    headersTimeoutMs: settings.headersTimeoutMs,
+    requestTimeoutMs: settings.httpRequestTimeoutMs,
+    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+  });
+  return {
+    server,
+    async listen() {
+      // Any port: one whose port + 1 is free too, so that subscriptions are where clients look.
+      const wanted = settings.port === 0 ? await freePortPair(settings.host) : settings.port;
+      await server.listen({ host: settings.host, port: wanted });
+      const address = server.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : settings.port;
+      const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+      const beside = await subscriptions.start(server.server, settings.host, port + 1, (message) => server.log.warn(message));
+      return { url: `http://${host}:${port}`, pubsubUrl: beside ? `ws://${host}:${port + 1}` : undefined };
+    },
+    async close() {
+      await subscriptions.close();
+      await server.close();
+    },
+  };
+}

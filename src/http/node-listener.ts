@@ -1,0 +1,84 @@
+/**
+ * The `node:http` server under Fastify: what happens to a connection and a request before
+ * Fastify sees them. Each request gets its id and passes admission (a refusal is written at
+ * once, before the body is read); the hot routes are then served by the fast path
+ * (fast-path.ts), everything else by Fastify. Requests Node's parser gives up on (too slow,
+ * headers too large, not HTTP, CONNECT) are answered here in Slipway's `{code, message}` shape.
+ */
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ERROR_CATALOGUE, type SlipwayError } from '../errors/error-catalogue';
+import type { Admission } from './admission';
+import { writeAnswer } from './fast-path';
+import { answerAndClose } from './raw-answer';
+import { refusal } from './refusal-replies';
+import { assignRequestId } from './request-id';
+
+/** How often Node looks for connections past their time-outs (its default, 30 s, would let a slow client linger that long). */
+const TIMEOUT_CHECK_MS = 500;
+
+export interface NodeListenerOptions {
+  /** A client must send its headers within this (a slowloris is cut off), and its whole request within `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly admission: Admission;
+  /** Serves the request and returns true, or returns false to leave it to Fastify. */
+  readonly fastPath: () => ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+}
+
+/** Fastify's `serverFactory`: the server Fastify would make, with its time-outs, and admission and the fast path in front. */
+export function nodeServerFactory(options: NodeListenerOptions) {
+  const { admission } = options;
+  return (handler: RequestListener, settings: { keepAliveTimeout?: number; connectionTimeout?: number }): http.Server => {
+    const server = http.createServer(
+      {
+        headersTimeout: options.headersTimeoutMs,
+        requestTimeout: options.requestTimeoutMs,
+        connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      },
+      (request, response) => {
+        assignRequestId(request, response);
+        const refused = admission.admit(request, response);
+        if (refused !== null) return answerAtOnce(request, response, refused.error, refused.closeConnection);
+        const fast = options.fastPath();
+        if (fast === undefined || !fast(request, response)) handler(request, response);
+      },
+    );
+    server.on('connection', (socket: Socket) => admission.connected(socket));
+    // CONNECT asks for a tunnel: Node hands its socket over and, with no listener, drops it unanswered.
+    server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+      answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');
+    });
+    server.keepAliveTimeout = settings.keepAliveTimeout as number;
+    server.setTimeout(settings.connectionTimeout as number);
+    return server;
+  };
+}
+
+/** Fastify's `clientErrorHandler`: refusals before a request is read, in Slipway's shape. */
+export function clientErrorHandler(options: Pick<NodeListenerOptions, 'headersTimeoutMs' | 'requestTimeoutMs'>) {
+  return (error: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, message] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            `the request took too long to arrive: send its headers within ${options.headersTimeoutMs / 1000} s and all of it within ${options.requestTimeoutMs / 1000} s`,
+          ]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, `the request headers are larger than ${http.maxHeaderSize} bytes`]
+          : [400, 'the request is not valid HTTP/1.1'];
+    answerRaw(socket, status, message);
+  };
+}
+
+/** A refusal on arrival, in the path's shape, written before the body is read (Node discards it). */
+export function answerAtOnce(request: IncomingMessage, response: ServerResponse, error: SlipwayError, closeConnection: boolean): void {
+  const answer = refusal(request.url?.split('?')[0], error);
+  writeAnswer(response, closeConnection ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
+}
+
+function answerRaw(socket: Duplex, status: number, message: string): void {
+  answerAndClose(socket, status, JSON.stringify({ code: ERROR_CATALOGUE.INVALID_REQUEST.code, message }));
+}

@@ -1,0 +1,135 @@
+/**
+ * The submission side of a gateway, built in dependency order: the duplicate window (warmed
+ * from the journal), the router, the anti-MEV safe window, the tracker, the hold queue, the
+ * pipeline, the recent refusals and the status view. `start` follows what the last run left
+ * unfinished (recovery.ts) and starts the loops; `stop` ends them in the reverse order.
+ */
+import type { SlipwayConfig } from '../config/config';
+import type { LocalLedger } from '../ledger/local-ledger';
+import { leaderTrackerFor, policySourceFor } from '../protection/protection-sources';
+import { SafeWindow } from '../protection/safe-window';
+import type { RoundLoop } from '../runtime/round-loop';
+import type { DuplicateClaims } from '../stores/duplicate-claims';
+import type { Journal } from '../stores/journal';
+import type { Upstream } from '../upstreams/upstream';
+import { HoldQueue } from './hold-queue';
+import { RecentRefusals } from './recent-refusals';
+import { RecentTransactions } from './recent-transactions';
+import { followUnfinished, warmDuplicateWindow } from './recovery';
+import { createRouter, type Router } from './router';
+import { createStatusView, type StatusView } from './status-view';
+import { createSubmissionPipeline, type SubmissionPipeline } from './submission-pipeline';
+import { SubmissionTracker } from './submission-tracker';
+
+/** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
+const MAINNET_SLOT_MS = 400;
+/** How often the safe window is looked at while protected transactions are held: several times per (mainnet) slot. */
+const HOLD_CHECK_MS = 50;
+/** How often held transactions are checked for an expired blockhash. */
+const HOLD_EXPIRY_CHECK_MS = 1_000;
+
+export type SubmissionSettings = Pick<
+  SlipwayConfig,
+  | 'network'
+  | 'duplicateTtlMs'
+  | 'simulateBundles'
+  | 'duplicateMaxEntries'
+  | 'leaderPollMs'
+  | 'validatorPolicy'
+  | 'policyRefreshMs'
+  | 'safeWindowSlots'
+  | 'slotMs'
+>;
+
+export interface SubmissionParts {
+  readonly journal: Journal;
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** The embedded ledger, when a route uses it: its slots and leaders are the chain's. */
+  readonly ledger: LocalLedger | undefined;
+  /** The cluster's duplicate claims (Redis), when there is a cluster. */
+  readonly claims: DuplicateClaims | undefined;
+  /** The journal's last sequence number once the embedded ledger has replayed it. */
+  readonly initialSeq: number;
+  readonly logError: (error: unknown, what: string) => void;
+}
+
+export interface SubmissionCore {
+  readonly router: Router;
+  readonly recent: RecentTransactions;
+  readonly tracker: SubmissionTracker;
+  readonly pipeline: SubmissionPipeline;
+  readonly refusals: RecentRefusals;
+  readonly statusView: StatusView;
+  /** Follows what is unfinished, then starts tracking and holding. */
+  start(): Promise<void>;
+  /** Stops the loops, the safe window's sources and the upstreams. */
+  stop(): Promise<void>;
+}
+
+export async function createSubmissionCore(settings: SubmissionSettings, parts: SubmissionParts): Promise<SubmissionCore> {
+  const { network } = settings;
+  const { journal, ledger, logError } = parts;
+  const recent = new RecentTransactions(settings.duplicateTtlMs, settings.duplicateMaxEntries);
+  await warmDuplicateWindow(journal, recent, settings.duplicateTtlMs);
+  const router = createRouter(parts.upstreams, network.routes);
+  const window = new SafeWindow(
+    leaderTrackerFor(network, settings.leaderPollMs, ledger),
+    policySourceFor(settings.validatorPolicy, settings.policyRefreshMs, (method, params) => router.call(method, params)),
+    settings.safeWindowSlots,
+  );
+  const { intervalMs, maxAttempts, queueCapacity } = network.rebroadcast;
+  const tracker = new SubmissionTracker({
+    journal,
+    reads: router.reads,
+    intervalMs,
+    maxAttempts,
+    capacity: queueCapacity,
+    slotMs: ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs,
+    window,
+    logError,
+  });
+  const holds = new HoldQueue({
+    window,
+    journal,
+    tracker,
+    reads: router.reads,
+    checkMs: HOLD_CHECK_MS,
+    expiryCheckMs: HOLD_EXPIRY_CHECK_MS,
+    // As long as rebroadcast would have kept trying: a durable-nonce transaction has no blockhash to expire.
+    maxHoldMs: intervalMs * maxAttempts,
+    logError,
+  });
+  const pipeline = createSubmissionPipeline({
+    router,
+    journal,
+    recent,
+    tracker,
+    duplicateTtlMs: settings.duplicateTtlMs,
+    simulateBundles: settings.simulateBundles,
+    initialSeq: parts.initialSeq,
+    protection: { window, holds },
+    claims: parts.claims,
+  });
+  const refusals = new RecentRefusals(settings.duplicateTtlMs);
+  let leasing: RoundLoop | undefined;
+  return {
+    router,
+    recent,
+    tracker,
+    pipeline,
+    refusals,
+    statusView: createStatusView(journal, router, refusals),
+    async start() {
+      leasing = await followUnfinished({ journal, router, tracker, holds, logError });
+      tracker.start();
+      holds.start();
+    },
+    async stop() {
+      await leasing?.stop();
+      await holds.stop();
+      await tracker.stop();
+      await window.close();
+      await router.close();
+    },
+  };
+}
