@@ -22,6 +22,7 @@ import { countingJournal } from './stores/counting-journal';
 import { prepareDataDir } from './stores/data-dir';
 import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
 import type { Journal } from './stores/journal';
+import { openIdempotencyStore } from './stores/open-idempotency-store';
 import { openJournal } from './stores/open-journal';
 import { closeRedis, connectRedis } from './stores/redis-connection';
 import { createUpstreams } from './upstreams/create-upstream';
@@ -87,7 +88,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), logError });
-  const listeners = createListeners(config, { authenticator: keys.authenticator, submissions, validator, limiter, dashboard });
+  const idempotencyKeys = await openIdempotencyStore(config);
+  const listeners = createListeners(config, { authenticator: keys.authenticator, submissions, validator, limiter, dashboard, idempotencyKeys });
 
   await submissions.start();
   dashboard.start();
@@ -117,6 +119,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         snapshots?.save();
         await keys.close();
         await journal.close();
+        await idempotencyKeys.close();
         load.close();
         await limiter.close();
         await closeRedis(redis);

@@ -8,10 +8,10 @@ import client from 'prom-client';
 import { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
-export type Outcome = 'accepted' | 'duplicate' | 'refused' | 'rejected';
+export type Outcome = 'accepted' | 'duplicate' | 'replayed' | 'refused' | 'rejected';
 
 const OPERATIONS: readonly Operation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
-const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'refused', 'rejected'];
+const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'];
 
 // The hot path counts in plain arrays; prom-client gets the increments when it collects.
 // Its own labelled `inc` hashes and validates the labels on every call (bound children
@@ -46,7 +46,7 @@ function collectDeltas(counts: Float64Array, labels: readonly Record<string, str
 
 export const submissionsTotal = new client.Counter({
   name: 'slipway_submissions_total',
-  help: 'Submissions by operation and outcome (accepted, duplicate, refused, rejected).',
+  help: 'Submissions by operation and outcome (accepted, duplicate, replayed, refused, rejected).',
   labelNames: ['operation', 'outcome'] as const,
   collect: collectDeltas(
     submissionCounts,
