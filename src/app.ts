@@ -89,7 +89,14 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const validator = createTransactionValidator(submissions.recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), logError });
   const idempotencyKeys = await openIdempotencyStore(config);
-  const listeners = createListeners(config, { authenticator: keys.authenticator, submissions, validator, limiter, dashboard, idempotencyKeys });
+  const listeners = createListeners(config, {
+    authenticator: keys.authenticator,
+    submissions,
+    validator,
+    limiter,
+    dashboard,
+    idempotencyKeys,
+  });
 
   await submissions.start();
   dashboard.start();

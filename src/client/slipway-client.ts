@@ -104,7 +104,12 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
       let response: Response;
       let text: string;
       try {
-        response = await doFetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+        response = await doFetch(`${base}${path}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
         text = await response.text();
       } catch (error) {
         // No answer (time-out, reset): the submission may have gone. Asking again under its key is safe.
@@ -148,7 +153,12 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
     sendTransaction(tx, sendOptions = {}) {
       const { antiMev, idempotencyKey, ...config } = sendOptions;
       const query = antiMev === true ? '?anti_mev=1' : '';
-      return call<string>('sendTransaction', [toBase64(tx), { encoding: 'base64', ...config }], query, idempotencyKey ?? crypto.randomUUID());
+      return call<string>(
+        'sendTransaction',
+        [toBase64(tx), { encoding: 'base64', ...config }],
+        query,
+        idempotencyKey ?? crypto.randomUUID(),
+      );
     },
 
     async submitBatch(txs, batchOptions = {}) {

@@ -120,7 +120,8 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
             if (here !== undefined) {
               await here;
             } else if (Date.now() - existing.claimedAt >= abandonedAfterMs) {
-              if (await store.takeOver(s.keyId, s.idempotencyKey, existing.claimedAt, Date.now())) return await answerAsOwner(s, id, submit);
+              if (await store.takeOver(s.keyId, s.idempotencyKey, existing.claimedAt, Date.now()))
+                return await answerAsOwner(s, id, submit);
             } else {
               await new Promise((resolve) => setTimeout(resolve, pollMs));
             }
@@ -159,6 +160,12 @@ function reused(s: IdempotentSubmission, first: IdempotencyRecord) {
     'IDEMPOTENCY_KEY_REUSED',
     `Idempotency-Key ${JSON.stringify(s.idempotencyKey)} was first used at ${new Date(first.createdAt).toISOString()} for a different submission: ` +
       `${first.operation} of ${what}. This one was not sent. Follow that submission (getSubmission, getSignatureStatuses), or use a new key for a new submission`,
-    { idempotencyKey: s.idempotencyKey, operation: first.operation, signatures: first.signatures, bundleId: first.bundleId, firstUsedAt: first.createdAt },
+    {
+      idempotencyKey: s.idempotencyKey,
+      operation: first.operation,
+      signatures: first.signatures,
+      bundleId: first.bundleId,
+      firstUsedAt: first.createdAt,
+    },
   );
 }

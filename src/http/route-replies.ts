@@ -24,7 +24,10 @@ export function jitoCredential(request: FastifyRequest): string | string[] | und
 }
 
 /** What the answer needs of a Fastify request besides its body (the fast path reads the same from node:http). */
-export const metaOf = (request: FastifyRequest): RequestMeta => ({ requestId: request.id, idempotencyKey: request.headers['idempotency-key'] });
+export const metaOf = (request: FastifyRequest): RequestMeta => ({
+  requestId: request.id,
+  idempotencyKey: request.headers['idempotency-key'],
+});
 
 export function parseAntiMev(request: FastifyRequest): boolean | SlipwayError {
   const value = (request.query as Record<string, unknown>).anti_mev;

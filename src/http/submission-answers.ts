@@ -40,7 +40,13 @@ export function createSubmissionAnswers(
       const idempotencyKey = parseIdempotencyKey(header);
       if (!idempotencyKey.ok) return refusal('/', idempotencyKey.error);
       if (idempotencyKey.value !== undefined && Array.isArray(body)) {
-        return refusal('/', slipwayError('INVALID_REQUEST', 'An Idempotency-Key names one submission: send it with one sendTransaction or sendBundle, not a JSON-RPC batch; nothing was sent'));
+        return refusal(
+          '/',
+          slipwayError(
+            'INVALID_REQUEST',
+            'An Idempotency-Key names one submission: send it with one sendTransaction or sendBundle, not a JSON-RPC batch; nothing was sent',
+          ),
+        );
       }
       const reply = await handleRpc(body, { key, antiMev, requestId, idempotencyKey: idempotencyKey.value });
       return reply.status === 204 ? { status: 204 } : reply;

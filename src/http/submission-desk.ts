@@ -73,7 +73,14 @@ export interface SubmissionDesk {
 
 const ADMITTED = ok(undefined);
 
-export function createSubmissionDesk({ pipeline, validator, limits, refusals, logSubmission, idempotency }: SubmissionDeskOptions): SubmissionDesk {
+export function createSubmissionDesk({
+  pipeline,
+  validator,
+  limits,
+  refusals,
+  logSubmission,
+  idempotency,
+}: SubmissionDeskOptions): SubmissionDesk {
   /** The pipeline's answer, or with an Idempotency-Key, the first answer to it (idempotency.ts). */
   function submitOnce<T>(
     operation: Operation,
@@ -97,7 +104,13 @@ export function createSubmissionDesk({ pipeline, validator, limits, refusals, lo
     shown: (value: T) => Pick<SubmissionOutcome, 'signatures' | 'bundleId'>,
   ): DeskAnswer<T> {
     const { idempotencyKey } = request;
-    const line = { requestId: request.requestId, operation, keyId: request.key.id, antiMev: request.antiMev, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+    const line = {
+      requestId: request.requestId,
+      operation,
+      keyId: request.key.id,
+      antiMev: request.antiMev,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    };
     if (result.ok) {
       const outcome = result.value.replayed === true ? 'replayed' : result.value.duplicate ? 'duplicate' : 'accepted';
       countSubmission(operation, outcome);
@@ -143,7 +156,9 @@ export function createSubmissionDesk({ pipeline, validator, limits, refusals, lo
           key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
         const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
         if (!txs.ok) return txs;
-        return submitOnce('sendBundle', request, txs.value, () => pipeline.sendBundle(txs.value, { keyId: key.id, antiMev: request.antiMev }));
+        return submitOnce('sendBundle', request, txs.value, () =>
+          pipeline.sendBundle(txs.value, { keyId: key.id, antiMev: request.antiMev }),
+        );
       })();
       return settle('sendBundle', request, params[0], sent, (receipt) => ({ bundleId: receipt.bundleId, signatures: receipt.signatures }));
     },
@@ -159,7 +174,9 @@ export function createSubmissionDesk({ pipeline, validator, limits, refusals, lo
         const txs =
           limited === undefined || limited.ok ? await parseSubmitBatchParams((body as { params?: unknown }).params, validator) : limited;
         if (!txs.ok) return txs;
-        return submitOnce('submitBatch', request, txs.value, () => pipeline.submitBatch(txs.value, { keyId: key.id, antiMev: request.antiMev }));
+        return submitOnce('submitBatch', request, txs.value, () =>
+          pipeline.submitBatch(txs.value, { keyId: key.id, antiMev: request.antiMev }),
+        );
       })();
       return settle('submitBatch', request, Array.isArray(members) ? members : [], sent, (signatures) => ({ signatures }));
     },

@@ -62,7 +62,9 @@ describe('Idempotency-Key', () => {
     assert.equal(second.body.error?.code, -32088, JSON.stringify(second.body));
     assert.match(
       second.body.error.message,
-      new RegExp(`^Idempotency-Key "${key}" was first used at \\S+Z for a different submission: sendTransaction of transaction ${first.body.result}\\. This one was not sent\\.`),
+      new RegExp(
+        `^Idempotency-Key "${key}" was first used at \\S+Z for a different submission: sendTransaction of transaction ${first.body.result}\\. This one was not sent\\.`,
+      ),
     );
     assert.deepEqual(second.body.error.data.signatures, [first.body.result]);
     assert.equal(second.body.error.data.operation, 'sendTransaction');
@@ -85,7 +87,9 @@ describe('Idempotency-Key', () => {
     const taken = answers.filter((answer) => typeof answer.body.result === 'string');
     assert.equal(taken.length, 1, JSON.stringify(answers.map((a) => a.body)));
     assert.deepEqual(
-      answers.filter((answer) => answer.body.error !== undefined).map((answer) => [answer.body.error.code, answer.body.error.data.signatures]),
+      answers
+        .filter((answer) => answer.body.error !== undefined)
+        .map((answer) => [answer.body.error.code, answer.body.error.data.signatures]),
       [1, 2, 3].map(() => [-32088, [taken[0]!.body.result]]),
     );
     await waitForStatus(connection, taken[0]!.body.result);
@@ -117,10 +121,17 @@ describe('Idempotency-Key', () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
     const bob = Keypair.generate();
-    const bundle = [await transferTx(connection, alice, bob.publicKey, 1_000_000), await transferTx(connection, alice, bob.publicKey, 2_000_000)];
+    const bundle = [
+      await transferTx(connection, alice, bob.publicKey, 1_000_000),
+      await transferTx(connection, alice, bob.publicKey, 2_000_000),
+    ];
     const bundleKey = newKey();
     const sendBundle = (txs: string[], id: number) =>
-      post(gw.url, { jsonrpc: '2.0', id, method: 'sendBundle', params: [txs, { encoding: 'base64' }] }, { 'x-api-key': gw.key, 'idempotency-key': bundleKey });
+      post(
+        gw.url,
+        { jsonrpc: '2.0', id, method: 'sendBundle', params: [txs, { encoding: 'base64' }] },
+        { 'x-api-key': gw.key, 'idempotency-key': bundleKey },
+      );
     const first = await sendBundle(bundle, 1);
     assert.match(first.body.result, /^[0-9a-f]{64}$/, JSON.stringify(first.body));
     const again = await sendBundle(bundle, 2);
@@ -132,7 +143,10 @@ describe('Idempotency-Key', () => {
     assert.match(other.body.error.message, new RegExp(`sendBundle of bundle ${first.body.result}\\.`));
 
     const batchKey = newKey();
-    const members = [await transferTx(connection, alice, bob.publicKey, 8_000_000), await transferTx(connection, alice, bob.publicKey, 16_000_000)];
+    const members = [
+      await transferTx(connection, alice, bob.publicKey, 8_000_000),
+      await transferTx(connection, alice, bob.publicKey, 16_000_000),
+    ];
     const batch = (txs: string[]) =>
       post(`${gw.url}/submit-batch`, { params: { transactions: txs, options: [] } }, { 'x-api-key': gw.key, 'idempotency-key': batchKey });
     const b1 = await batch(members);
@@ -158,15 +172,18 @@ describe('Idempotency-Key', () => {
       const answer = await send(gw.url, gw.key, bad, tx);
       assert.equal(answer.body.error?.code, -32600, bad);
       assert.match(answer.body.error.message, /^Idempotency-Key must be one header of 1 to 255 visible ASCII characters/);
-      const batch = await post(`${gw.url}/submit-batch`, { params: { transactions: [tx], options: [] } }, { 'x-api-key': gw.key, 'idempotency-key': bad });
+      const batch = await post(
+        `${gw.url}/submit-batch`,
+        { params: { transactions: [tx], options: [] } },
+        { 'x-api-key': gw.key, 'idempotency-key': bad },
+      );
       assert.equal(batch.status, 400);
       assert.equal(batch.body.code, -32600);
     }
-    const inBatch = await post(
-      gw.url,
-      [{ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }],
-      { 'x-api-key': gw.key, 'idempotency-key': newKey() },
-    );
+    const inBatch = await post(gw.url, [{ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] }], {
+      'x-api-key': gw.key,
+      'idempotency-key': newKey(),
+    });
     assert.equal(inBatch.body.error?.code, -32600);
     assert.match(inBatch.body.error.message, /^An Idempotency-Key names one submission/);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -203,7 +220,7 @@ describe('Idempotency-Key across a kill -9', () => {
       assert.deepEqual(other.body.error.data.signatures, [first.body.result]);
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(await balanceOf(connection, bob.publicKey), 1_000_000);
-      assert.ok(await balanceOf(connection, alice.publicKey) > 9 * LAMPORTS_PER_SOL);
+      assert.ok((await balanceOf(connection, alice.publicKey)) > 9 * LAMPORTS_PER_SOL);
     } finally {
       server.child.kill('SIGKILL');
       await server.exited;

@@ -22,7 +22,11 @@ import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 const record = (fingerprint: string) => ({ fingerprint, operation: 'sendTransaction', signatures: ['sigA'], bundleId: null });
 
 /** A transaction as the protocol reads it: its signature and digest (what the fingerprint is made of). */
-const tx = (n: number) => ({ signature: `sig${n}`, digest: crypto.createHash('sha256').update(String(n)).digest().subarray(0, 16) }) as unknown as ValidatedTransaction;
+const tx = (n: number) =>
+  ({
+    signature: `sig${n}`,
+    digest: crypto.createHash('sha256').update(String(n)).digest().subarray(0, 16),
+  }) as unknown as ValidatedTransaction;
 const submission = (key: string, n: number): IdempotentSubmission => ({
   keyId: 'key_1',
   idempotencyKey: key,
@@ -144,7 +148,10 @@ describe('idempotency keys when the store cannot be reached', () => {
     let submitted = 0;
     const answer = await gateway.run(submission('k7', 1), async () => (submitted++, ok({ value: 'x', duplicate: false })));
     assert.equal(!answer.ok && answer.error.kind, 'STORE_UNAVAILABLE');
-    assert.match(!answer.ok ? answer.error.message : '', /^The idempotency keys cannot be reached \(connection refused\): nothing was sent; retry with the same key$/);
+    assert.match(
+      !answer.ok ? answer.error.message : '',
+      /^The idempotency keys cannot be reached \(connection refused\): nothing was sent; retry with the same key$/,
+    );
     assert.equal(submitted, 0);
   });
 });
