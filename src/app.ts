@@ -64,7 +64,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const keys = await openGatewayKeys(config);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = countingJournal(await openJournal(config));
+  const journal = countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended'));
   collectProcessMetrics();
 
   // The embedded ledger is opened only if a route uses it, and catches up with the journal after a crash.

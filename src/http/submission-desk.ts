@@ -6,11 +6,12 @@
  * logged (one info line, with the request id) and, when refused, remembered for
  * `getSubmissionStatuses`, here and nowhere else.
  */
+import type { OutcomeReason } from '../core/outcome-reasons';
 import { refusalReason } from '../errors/refusal-reasons';
 import { ERROR_CATALOGUE, fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import { transactionsIn, type KeyLimits } from '../limits/key-limits';
 import { computeBundleId } from '../core/bundle-id';
-import { countSubmission } from '../metrics/metrics';
+import { countOutcomeReason, countSubmission } from '../metrics/metrics';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { Accepted, BundleReceipt, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
@@ -33,8 +34,9 @@ export interface SubmissionOutcome {
   /** Accepted: the signatures, or the bundle ID. */
   readonly signatures?: readonly string[];
   readonly bundleId?: string;
-  /** Refused: the code and message the client got. */
+  /** Refused: the code and message the client got, and the outcome reason (core/outcome-reasons.ts). */
   readonly code?: number;
+  readonly reasonCode?: OutcomeReason;
   readonly error?: string;
 }
 
@@ -119,10 +121,12 @@ export function createSubmissionDesk({
     }
     const { error } = result;
     const outcome = error.kind === 'BUNDLE_REJECTED' ? 'rejected' : 'refused';
+    const reasonCode = refusalReason(error);
     countSubmission(operation, outcome);
-    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, error: error.message });
+    countOutcomeReason(reasonCode);
+    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
-      refusals.record(transaction, request.key.id, error.message, refusalReason(error));
+      refusals.record(transaction, request.key.id, error.message, reasonCode);
     return result;
   }
 

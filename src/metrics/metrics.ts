@@ -5,6 +5,7 @@
  * upstream names), never free text.
  */
 import client from 'prom-client';
+import { OUTCOME_REASONS, type OutcomeReason } from '../core/outcome-reasons';
 import { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
@@ -160,6 +161,25 @@ export const transactionStatesTotal = new client.Counter({
   collect: collectDeltas(
     stateCounts,
     TRANSACTION_STATES.map((state) => ({ state })),
+  ),
+});
+
+// Why submissions did not land, by outcome reason code: refusals (submission-desk.ts) and final states (counting-journal.ts).
+const REASONS = Object.keys(OUTCOME_REASONS) as OutcomeReason[];
+const reasonCounts = new Float64Array(REASONS.length);
+
+/** Counts one submission refused, or one transaction ending without landing (or landing failed), for `reason`. */
+export const countOutcomeReason = (reason: OutcomeReason): void => {
+  reasonCounts[REASONS.indexOf(reason)]! += 1;
+};
+
+export const outcomeReasonsTotal = new client.Counter({
+  name: 'slipway_outcome_reasons_total',
+  help: 'Why submissions did not land, by reason code (docs/API.md, Outcome reasons): each refused submission once, and each transaction that ended failed, expired or rejected once.',
+  labelNames: ['reason'] as const,
+  collect: collectDeltas(
+    reasonCounts,
+    REASONS.map((reason) => ({ reason })),
   ),
 });
 

@@ -100,6 +100,8 @@ export interface StateChange {
   /** Absent: the reason stays as it was; null: it is cleared (a held transaction sent). */
   readonly reason?: string | null;
   readonly error?: unknown;
+  /** The transaction's signature (or its bundle's ID), for the log line of a transaction that ended; not stored. */
+  readonly id?: string;
 }
 
 /** One send of one transaction of a submission. */
