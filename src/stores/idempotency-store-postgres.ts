@@ -1,5 +1,5 @@
 /** Idempotency keys in PostgreSQL, beside the journal: every gateway of a cluster finds every key's records. */
-import type { Claim, IdempotencyRecord, IdempotencyStore } from './idempotency-store';
+import { toRecord, type Claim, type IdempotencyStore, type Row } from './idempotency-store';
 import { createPool, migrate, type PostgresMigrations } from './postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
@@ -17,26 +17,6 @@ const MIGRATIONS: PostgresMigrations = [
    );
    CREATE INDEX idempotency_keys_created_at ON idempotency_keys(created_at);`,
 ];
-
-interface Row {
-  fingerprint: string;
-  operation: string;
-  signatures: string;
-  bundle_id: string | null;
-  answer: string | null;
-  created_at: number;
-  claimed_at: number;
-}
-
-const toRecord = (row: Row): IdempotencyRecord => ({
-  fingerprint: row.fingerprint,
-  operation: row.operation,
-  signatures: row.signatures === '' ? [] : row.signatures.split(','),
-  bundleId: row.bundle_id,
-  answer: row.answer,
-  createdAt: row.created_at,
-  claimedAt: row.claimed_at,
-});
 
 const COLUMNS = 'fingerprint, operation, signatures, bundle_id, answer, created_at, claimed_at';
 

@@ -3,7 +3,7 @@
  * single writer thread; these are written on the request's thread, and only by requests
  * that carry the header). WAL with synchronous=NORMAL: a claim or answer survives kill -9.
  */
-import type { Claim, IdempotencyRecord, IdempotencyStore, NewIdempotencyRecord } from './idempotency-store';
+import { toRecord, type Claim, type IdempotencyStore, type NewIdempotencyRecord, type Row } from './idempotency-store';
 import { openSqlite, type Migrations } from './sqlite-database';
 
 const MIGRATIONS: Migrations = [
@@ -21,26 +21,6 @@ const MIGRATIONS: Migrations = [
    ) WITHOUT ROWID;
    CREATE INDEX idempotency_keys_created_at ON idempotency_keys(created_at);`,
 ];
-
-interface Row {
-  fingerprint: string;
-  operation: string;
-  signatures: string;
-  bundle_id: string | null;
-  answer: string | null;
-  created_at: number;
-  claimed_at: number;
-}
-
-const toRecord = (row: Row): IdempotencyRecord => ({
-  fingerprint: row.fingerprint,
-  operation: row.operation,
-  signatures: row.signatures === '' ? [] : row.signatures.split(','),
-  bundleId: row.bundle_id,
-  answer: row.answer,
-  createdAt: row.created_at,
-  claimedAt: row.claimed_at,
-});
 
 export function createSqliteIdempotencyStore(file: string): IdempotencyStore {
   const db = openSqlite(file, MIGRATIONS);

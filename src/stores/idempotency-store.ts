@@ -25,6 +25,27 @@ export interface IdempotencyRecord extends NewIdempotencyRecord {
   readonly claimedAt: number;
 }
 
+/** A record's row, as both adapters read it back. */
+export interface Row {
+  fingerprint: string;
+  operation: string;
+  signatures: string;
+  bundle_id: string | null;
+  answer: string | null;
+  created_at: number;
+  claimed_at: number;
+}
+
+export const toRecord = (row: Row): IdempotencyRecord => ({
+  fingerprint: row.fingerprint,
+  operation: row.operation,
+  signatures: row.signatures === '' ? [] : row.signatures.split(','),
+  bundleId: row.bundle_id,
+  answer: row.answer,
+  createdAt: row.created_at,
+  claimedAt: row.claimed_at,
+});
+
 export type Claim = { readonly claimed: true } | { readonly claimed: false; readonly existing: IdempotencyRecord };
 
 export interface IdempotencyStore {

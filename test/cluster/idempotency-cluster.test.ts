@@ -10,7 +10,7 @@ import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
-import { post } from '../helpers/rpc';
+import { sendTransaction } from '../helpers/rpc';
 import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 
 describe('Idempotency-Key on two gateways sharing PostgreSQL and Redis', () => {
@@ -40,11 +40,7 @@ describe('Idempotency-Key on two gateways sharing PostgreSQL and Redis', () => {
   });
 
   const send = (gw: TestGateway, idempotencyKey: string, tx: string) =>
-    post(
-      gw.url,
-      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
-      { 'x-api-key': gateways[0]!.key, 'idempotency-key': idempotencyKey },
-    );
+    sendTransaction(gw.url, gateways[0]!.key, tx, {}, { 'idempotency-key': idempotencyKey });
 
   it('copies to both gateways at once: one execution, one answer; another transaction under the key refused on either', async () => {
     const [a, b] = gateways as [TestGateway, TestGateway];
