@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import type { Accepted } from '../pipeline/submission-pipeline';
-import type { IdempotencyRecord, IdempotencyStore } from '../stores/idempotency-store';
+import type { IdempotencyRecord, IdempotencyStore, NewIdempotencyRecord } from '../stores/idempotency-store';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
 /** Visible ASCII, as the header carries it (a UUID is typical); at most 255 characters, as Stripe allows. */
@@ -107,30 +107,9 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
         signatures: s.transactions.map((tx) => tx.signature),
         bundleId: s.bundleId,
       };
+      let claimed: Result<Answered<T>> | 'own';
       try {
-        for (;;) {
-          const now = Date.now();
-          purgeNow(now);
-          const claim = await store.claim(s.keyId, s.idempotencyKey, record, now, now - ttlMs);
-          if (claim.claimed) return await answerAsOwner(s, id, submit);
-          let existing: IdempotencyRecord | null = claim.existing;
-          // Wait for the first copy's answer: here, or on another gateway (polled), until it is abandoned.
-          while (existing !== null && existing.fingerprint === record.fingerprint && existing.answer === null) {
-            const here = answering.get(id);
-            if (here !== undefined) {
-              await here;
-            } else if (Date.now() - existing.claimedAt >= abandonedAfterMs) {
-              if (await store.takeOver(s.keyId, s.idempotencyKey, existing.claimedAt, Date.now()))
-                return await answerAsOwner(s, id, submit);
-            } else {
-              await new Promise((resolve) => setTimeout(resolve, pollMs));
-            }
-            existing = await store.get(s.keyId, s.idempotencyKey);
-          }
-          if (existing === null) continue; // released: claim it afresh
-          if (existing.fingerprint !== record.fingerprint) return fail(reused(s, existing));
-          return ok({ value: JSON.parse(existing.answer!) as T, duplicate: false, replayed: true });
-        }
+        claimed = await claimOrWait<T>(s, id, record);
       } catch (error) {
         return fail(
           slipwayError(
@@ -139,8 +118,36 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
           ),
         );
       }
+      // Outside the store's try: a failure of the submission itself is not the store's.
+      return claimed === 'own' ? answerAsOwner(s, id, submit) : claimed;
     },
   };
+
+  /** 'own' once this request holds the key; else the first answer again, or the refusal of a different submission. */
+  async function claimOrWait<T>(s: IdempotentSubmission, id: string, record: NewIdempotencyRecord): Promise<Result<Answered<T>> | 'own'> {
+    for (;;) {
+      const now = Date.now();
+      purgeNow(now);
+      const claim = await store.claim(s.keyId, s.idempotencyKey, record, now, now - ttlMs);
+      if (claim.claimed) return 'own';
+      let existing: IdempotencyRecord | null = claim.existing;
+      // Wait for the first copy's answer: here, or on another gateway (polled), until it is abandoned.
+      while (existing !== null && existing.fingerprint === record.fingerprint && existing.answer === null) {
+        const here = answering.get(id);
+        if (here !== undefined) {
+          await here;
+        } else if (Date.now() - existing.claimedAt >= abandonedAfterMs) {
+          if (await store.takeOver(s.keyId, s.idempotencyKey, existing.claimedAt, Date.now())) return 'own';
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, pollMs));
+        }
+        existing = await store.get(s.keyId, s.idempotencyKey);
+      }
+      if (existing === null) continue; // released: claim it afresh
+      if (existing.fingerprint !== record.fingerprint) return fail(reused(s, existing));
+      return ok({ value: JSON.parse(existing.answer!) as T, duplicate: false, replayed: true });
+    }
+  }
 }
 
 function fingerprintOf(s: IdempotentSubmission): string {

@@ -140,6 +140,24 @@ for (const [name, make] of Object.entries(stores)) {
   });
 }
 
+describe('idempotency keys when the submission itself fails', () => {
+  it("its error is its own (not the store's), and the key is freed for a retry", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-idem-'));
+    const store = createSqliteIdempotencyStore(path.join(dir, 'idempotency.sqlite'));
+    try {
+      const gateway = createIdempotency({ store, ttlMs: 60_000, abandonedAfterMs: 1_000, pollMs: 10, logError: () => {} });
+      await assert.rejects(
+        gateway.run(submission('k8', 1), async () => Promise.reject(new Error('a bug in the pipeline'))),
+        /a bug in the pipeline/,
+      );
+      assert.equal(await store.get('key_1', 'k8'), null);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('idempotency keys when the store cannot be reached', () => {
   it('refuses with -32094 (STORE_UNAVAILABLE) and sends nothing', async () => {
     const down = async () => Promise.reject(new Error('connection refused'));
