@@ -4,7 +4,22 @@ import fs from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 export function cpuMicros(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statMicros(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** Each thread of a process with its name (what the runtime called it: the main thread, libuv's pool, V8's, workers) and CPU time, µs. */
+export function threadMicros(pid: number): { tid: number; name: string; micros: number }[] {
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      return [{ tid: Number(tid), name, micros: statMicros(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')) }];
+    } catch {
+      return []; // the thread ended while being read
+    }
+  });
+}
+
+function statMicros(stat: string): number {
   // The command name may hold spaces and parentheses: fields are counted from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bodies } from './core-runs';
 import { runLoad } from './load';
+import { threadMicros } from './proc-cpu';
 import { startSlipway } from './processes';
 import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
@@ -73,7 +74,19 @@ async function profileOne(label: string, extra: string[]): Promise<string> {
       connections: 32,
     };
     await runLoad({ ...options, durationS: 2 });
+    const before = new Map(threadMicros(server.pid).map((t) => [t.tid, t.micros]));
     const load = await runLoad({ ...options, durationS: SECONDS, pid: server.pid });
+    const byThread = new Map<string, number>();
+    for (const t of threadMicros(server.pid)) {
+      // The request thread is the process's own id; the others are named by the runtime (workers all "node").
+      const name = t.tid === server.pid ? 'the request thread' : `${t.name} (thread ${t.tid})`;
+      byThread.set(name, (byThread.get(name) ?? 0) + t.micros - (before.get(t.tid) ?? 0));
+    }
+    const threads = [...byThread.entries()]
+      .filter(([, us]) => us > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => `  ${(us / load.requests).toFixed(1).padStart(7)} µs  ${name}`)
+      .join('\n');
     await server.stop();
     // The request thread's profile is the largest (verification threads write their own).
     const files = fs.readdirSync(profiles).map((f) => path.join(profiles, f));
@@ -82,7 +95,7 @@ async function profileOne(label: string, extra: string[]): Promise<string> {
     const profile = JSON.parse(fs.readFileSync(main, 'utf8')) as Profile;
     return (
       `## sendTransaction, ${label}: ${Math.round(load.rps)} requests/s, ${load.cpuUsPerRequest?.toFixed(1)} µs CPU a request (all threads); ` +
-      `the request thread's profile over warm-up and load\n\n${summarize(profile)}`
+      `the request thread's profile over warm-up and load\n\nCPU a request by thread:\n${threads}\n\n${summarize(profile)}`
     );
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
