@@ -12,10 +12,11 @@
  * one each and never two, saving at most 6 % of packets, not worth a probing state machine.
  */
 import { randomBytes } from 'node:crypto';
-import { CONNECTION_ID_LIMIT, QuicConnection, MAX_ACK_DELAY_MS, type ConnectionSettings } from './connection';
+import { QuicConnection, MAX_ACK_DELAY_MS, type ConnectionSettings } from './connection';
 import type { Frame } from './frames';
 import type { Assembled } from './packet-assembly';
 import { initialSecrets, PacketKeys, retryIntegrityTag } from './packet-protection';
+import { CONNECTION_ID_LIMIT } from './peer-connection-ids';
 import type { ParsedPacket } from './packets';
 import type { SentItem } from './recovery';
 import { UniStreams } from './send-streams';
