@@ -109,7 +109,7 @@ export class QuicClientConnection<T> extends QuicConnection<T> {
     const initial = this.spaces.initial;
     for (const packet of initial.sent.clear()) if (packet.inFlight) this.congestion.removed(packet.size);
     initial.cryptoOut.restart();
-    this.lastReceived = now;
+    this.idle.received(now);
   }
 
   protected authenticated(parsed: ParsedPacket): void {
@@ -164,7 +164,7 @@ export class QuicClientConnection<T> extends QuicConnection<T> {
     this.adoptPeerParameters(peer);
     this.streams.configure(peer.initialMaxStreamsUni, peer.initialMaxData, peer.initialMaxStreamDataUni);
     this.state = 'established';
-    this.lastReceived = now;
+    this.idle.received(now);
     this.events.push({ type: 'established', alpn: complete.alpn });
   }
 

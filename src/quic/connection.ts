@@ -2,22 +2,33 @@
  * What a QUIC v1 connection is on either side, as a state machine without I/O (the shape of
  * quinn-proto, and STYLE's sans-I/O rule): datagrams in through `receive`, datagrams out
  * through `poll`, time in through `onTimeout`, what happened out through `takeEvents`.
- * This base holds what both roles share — packet protection and key update, frames, ACKs,
- * loss recovery and congestion control, idle and closing — and leaves the handshake's
- * direction, streams and connection IDs to client-connection.ts and server-connection.ts.
+ * This base holds what both roles share and leaves the handshake's direction, streams and
+ * the choice of connection IDs to client-connection.ts and server-connection.ts. What it
+ * shares is done by parts it owns, a file each: the packet number spaces and their keys
+ * (packet-spaces.ts), opening a packet (packet-opening.ts) and 1-RTT key update
+ * (key-phases.ts), ACKs, loss recovery and the probe timer (loss-recovery.ts), the idle,
+ * keep-alive and unanswered time-outs (idle-timers.ts), the CONNECTION_CLOSE owed
+ * (closing.ts) and the peer's connection IDs (peer-connection-ids.ts). What stays here is
+ * the order of things: which packet is ours, which frame goes where, what is due when.
  */
-import { allowedInLongHeader, isAckEliciting, parseFrames, type Frame } from './frames';
+import { Closing, closeFrameOf, type CloseFrame } from './closing';
+import { isAckEliciting, parsePacketFrames, type Frame } from './frames';
+import { IdleTimers } from './idle-timers';
 import { KeyPhases } from './key-phases';
 import { LossRecovery } from './loss-recovery';
 import { assemble, type Assembled, type AssemblyContext } from './packet-assembly';
-import { decodePacketNumber, PacketKeys, unprotectHeader } from './packet-protection';
+import { openPacket } from './packet-opening';
 import { splitDatagram, type ParsedPacket } from './packets';
-import { PacketSpace } from './packet-space';
+import type { PacketSpace } from './packet-space';
+import { PacketSpaces } from './packet-spaces';
 import { PeerConnectionIds } from './peer-connection-ids';
-import { NewReno, RttEstimator, SPACES, type SentItem, type SpaceName } from './recovery';
-import { alertOf, type TlsOutput, type TlsSession } from './tls-session';
+import { NewReno, RttEstimator, type SentItem } from './recovery';
+import type { TlsOutput, TlsSession } from './tls-session';
 import type { TransportParameters } from './transport-parameters';
-import { QuicError, TRANSPORT_ERROR } from './wire';
+import { TRANSPORT_ERROR } from './wire';
+
+/** Who closed a connection: us, the peer, the idle time-out, or a stateless reset. */
+type ClosedBy = 'local' | 'peer' | 'idle' | 'reset';
 
 export type ConnectionEvent<T> =
   | { readonly type: 'established'; readonly alpn: string; readonly peerIdentity?: Buffer }
@@ -28,8 +39,7 @@ export type ConnectionEvent<T> =
   | { readonly type: 'stream'; readonly data: Buffer }
   | {
       readonly type: 'closed';
-      /** Who closed it: us, the peer, the idle time-out, or a stateless reset. */
-      readonly by: 'local' | 'peer' | 'idle' | 'reset';
+      readonly by: ClosedBy;
       readonly code: number;
       readonly application: boolean;
       readonly reason: string;
@@ -58,11 +68,10 @@ export const MAX_ACK_DELAY_MS = 25;
 /** Our ACKs say how long they were held in units of 2^3 µs (the default exponent). */
 const ACK_DELAY_EXPONENT = 3;
 export const MIN_INITIAL_DATAGRAM = 1200;
-type CloseFrame = { application: boolean; code: number; frameType: number; reason: string };
 
 export abstract class QuicConnection<T> {
   state: ConnectionState = 'handshaking';
-  readonly spaces: Record<SpaceName, PacketSpace>;
+  readonly spaces: PacketSpaces;
   readonly rtt = new RttEstimator();
   readonly congestion: NewReno;
   /** Frames for the application space owed to the peer (PATH_RESPONSE, HANDSHAKE_DONE, MAX_STREAMS…), each encoded. */
@@ -72,20 +81,13 @@ export abstract class QuicConnection<T> {
   protected handshakeConfirmed = false;
   protected readonly maxDatagram: number;
   protected readonly localIdleMs: number;
-  protected idleMs: number;
-  protected lastReceived: number;
-  protected lastSent: number;
+  protected readonly idle: IdleTimers;
   /** Our connection ID, the one the peer addresses us by. */
   abstract readonly scid: Buffer;
   /** The peer's connection ID, the one we address it by. */
   protected abstract dcid: Buffer;
   protected token = Buffer.alloc(0);
-  private readonly keepAliveMs: number;
-  private readonly unansweredMs: number;
-  private lastActivity = 0;
-  private closeUntil = Infinity;
-  private closeFrame: CloseFrame | undefined;
-  private closeDue = false;
+  private readonly closing = new Closing();
   private readonly recovery: LossRecovery;
   private readonly keyPhases: KeyPhases;
   private readonly peerIds: PeerConnectionIds;
@@ -96,21 +98,13 @@ export abstract class QuicConnection<T> {
   ) {
     this.maxDatagram = settings.maxDatagramBytes ?? 1200;
     this.localIdleMs = settings.idleTimeoutMs ?? 30_000;
-    this.idleMs = this.localIdleMs;
-    this.keepAliveMs = settings.keepAliveMs ?? 0;
-    this.unansweredMs = settings.unansweredTimeoutMs ?? 0;
-    this.lastReceived = settings.now;
-    this.lastSent = settings.now;
     this.congestion = new NewReno(this.maxDatagram);
-    this.spaces = {
-      initial: new PacketSpace('initial', MAX_ACK_DELAY_MS),
-      handshake: new PacketSpace('handshake', MAX_ACK_DELAY_MS),
-      application: new PacketSpace('application', MAX_ACK_DELAY_MS),
-    };
+    this.spaces = new PacketSpaces(MAX_ACK_DELAY_MS);
     this.recovery = new LossRecovery(role, this.spaces, this.rtt, this.congestion, this.controls, {
       acked: (item) => this.streamPieceAcked(item),
       lost: (item) => this.streamPieceLost(item),
     });
+    this.idle = new IdleTimers(settings.now, this.localIdleMs, settings.keepAliveMs ?? 0, settings.unansweredTimeoutMs ?? 0, this.recovery);
     this.keyPhases = new KeyPhases(this.spaces.application);
     this.peerIds = new PeerConnectionIds(this.controls, this.spaces.application.sent);
   }
@@ -170,7 +164,7 @@ export abstract class QuicConnection<T> {
   receive(datagram: Buffer, now: number): void {
     if (this.state === 'draining' || this.state === 'closed') return;
     if (this.state === 'closing') {
-      this.closeDue = true;
+      this.closing.received();
       return;
     }
     let anyOpened = false;
@@ -189,14 +183,7 @@ export abstract class QuicConnection<T> {
 
   /** A protocol error: the connection closes with its code (a TLS alert as CRYPTO_ERROR). */
   protected failed(error: unknown, now: number): void {
-    if (error instanceof QuicError) {
-      this.enterClosing({ application: false, code: error.code, frameType: error.frameType, reason: error.message }, now);
-      return;
-    }
-    const alert = alertOf(error);
-    const reason = error instanceof Error ? error.message : String(error);
-    const code = alert === undefined ? TRANSPORT_ERROR.INTERNAL_ERROR : TRANSPORT_ERROR.CRYPTO_ERROR + alert;
-    this.enterClosing({ application: false, code, frameType: 0, reason }, now);
+    this.enterClosing(closeFrameOf(error), now);
   }
 
   /** Returns true if the packet decrypted. */
@@ -209,28 +196,13 @@ export abstract class QuicConnection<T> {
     // A server reads no 1-RTT packet before the handshake completes (RFC 9001 §5.7); the client sends it again.
     if (parsed.type === 'one-rtt' && this.role === 'server' && this.state !== 'established') return false;
     const space = this.spaces[parsed.type === 'one-rtt' ? 'application' : parsed.type];
-    if (space.discarded || space.recvKeys === null) return false;
-    const unprotected = unprotectHeader(space.recvKeys, parsed.packet, parsed.pnOffset);
-    if (unprotected === null) return false;
-    const packetNumber = decodePacketNumber(space.acks.largest, unprotected.truncated, unprotected.pnLength);
-    const sealed = parsed.packet.subarray(unprotected.header.length);
-    const payload =
-      parsed.type === 'one-rtt'
-        ? this.keyPhases.open(unprotected.header, sealed, packetNumber, this.handshakeConfirmed)
-        : space.recvKeys.open(unprotected.header, sealed, packetNumber);
-    if (payload === null) return false;
-    // Reserved bits must be zero once the packet authenticated (RFC 9000 §17.2, §17.3.1).
-    if ((unprotected.header[0]! & (parsed.type === 'one-rtt' ? 0x18 : 0x0c)) !== 0)
-      throw new QuicError(TRANSPORT_ERROR.PROTOCOL_VIOLATION, 'reserved header bits set');
+    const opened = openPacket(space, parsed, this.keyPhases, this.handshakeConfirmed);
+    if (opened === null) return false;
     this.authenticated(parsed);
-    if (space.acks.isDuplicate(packetNumber)) return true;
-    const frames = parseFrames(payload);
-    if (parsed.type !== 'one-rtt')
-      for (const frame of frames)
-        if (!allowedInLongHeader(frame))
-          throw new QuicError(TRANSPORT_ERROR.PROTOCOL_VIOLATION, `a ${frame.type} frame in a ${parsed.type} packet`);
-    this.lastReceived = now;
-    space.acks.received(packetNumber, isAckEliciting(frames), now);
+    if (space.acks.isDuplicate(opened.packetNumber)) return true;
+    const frames = parsePacketFrames(opened.payload, parsed.type);
+    this.idle.received(now);
+    space.acks.received(opened.packetNumber, isAckEliciting(frames), now);
     for (const frame of frames) {
       this.receiveFrame(space, frame, now);
       if (this.isClosed) break;
@@ -278,13 +250,7 @@ export abstract class QuicConnection<T> {
   protected receiveCredit(_frame: Extract<Frame, { type: 'max-data' | 'max-streams' }>): void {}
 
   protected applyTls(output: TlsOutput, now: number): void {
-    for (const secrets of output.secrets) {
-      const space = this.spaces[secrets.level];
-      const [send, receive] = this.role === 'client' ? [secrets.client, secrets.server] : [secrets.server, secrets.client];
-      space.sendKeys = new PacketKeys(send);
-      space.recvKeys = new PacketKeys(receive);
-    }
-    for (const { level, data } of output.send) this.spaces[level].cryptoOut.push(data);
+    this.spaces.applyTls(output, this.role);
     if (output.complete !== undefined) this.handshakeComplete(output.complete, now);
   }
 
@@ -292,18 +258,12 @@ export abstract class QuicConnection<T> {
   protected adoptPeerParameters(peer: TransportParameters): void {
     this.recovery.adoptPeerParameters(peer);
     this.peerIds.adoptResetToken(peer.statelessResetToken);
-    const local = this.localIdleMs;
-    this.idleMs = peer.maxIdleTimeout === 0 ? local : local === 0 ? peer.maxIdleTimeout : Math.min(local, peer.maxIdleTimeout);
+    this.idle.adoptPeerIdleTimeout(peer.maxIdleTimeout);
   }
 
   /** RFC 9001 §4.9: Initial keys go with the first Handshake packet, Handshake keys when the handshake is confirmed. */
   protected discard(name: 'initial' | 'handshake'): void {
-    const space = this.spaces[name];
-    if (space.discarded) return;
-    space.discarded = true;
-    space.sendKeys = null;
-    space.recvKeys = null;
-    this.recovery.discarded(space);
+    if (this.spaces.discard(name)) this.recovery.discarded(this.spaces[name]);
   }
 
   // ---- datagrams out ----
@@ -328,20 +288,21 @@ export abstract class QuicConnection<T> {
       streams: this.state === 'established' ? send.streams : undefined,
       controls: this.state === 'established' ? this.controls : [],
       ackDelayExponent: ACK_DELAY_EXPONENT,
-      ping: this.state === 'established' && this.keepAliveMs > 0 && now - this.lastSent >= this.keepAliveMs,
+      ping: this.state === 'established' && this.idle.pingDue(now),
       close: undefined,
     };
     if (this.state === 'closing') {
-      if (!this.closeDue) return null;
-      this.closeDue = false;
-      return assemble({ ...context, streams: undefined, controls: [], close: this.closeFrame })?.datagram ?? null;
+      const close = this.closing.take();
+      if (close === undefined) return null;
+      return assemble({ ...context, streams: undefined, controls: [], close })?.datagram ?? null;
     }
     const built = assemble(context);
     if (built === null) return null;
     this.recovery.sent(built.packets, now);
-    this.lastSent = now;
-    // The idle timer restarts with the first ack-eliciting packet sent after one was received, not with every one (RFC 9000 §10.1).
-    if (built.packets.some((packet) => packet.sent.ackEliciting) && this.lastActivity <= this.lastReceived) this.lastActivity = now;
+    this.idle.sent(
+      built.packets.some((packet) => packet.sent.ackEliciting),
+      now,
+    );
     this.sentDatagram(built);
     return built.datagram;
   }
@@ -351,46 +312,28 @@ export abstract class QuicConnection<T> {
   /** When `onTimeout` must be called next (Infinity: nothing pending). */
   nextTimeout(): number {
     if (this.state === 'closed') return Infinity;
-    if (this.state === 'closing' || this.state === 'draining') return this.closeUntil;
-    let next = Math.min(this.lossTimer(), this.idleDeadline(), this.unansweredDeadline());
+    if (this.state === 'closing' || this.state === 'draining') return this.closing.until;
+    let next = Math.min(this.lossTimer(), this.idle.deadline(this.state === 'established'));
     // A deadline for something that cannot be sent now would only spin: an ACK while the
     // anti-amplification limit is reached (more bytes from the peer lift it), a keep-alive
     // while the congestion window is full (an acknowledgement or the loss timer frees it).
-    if (this.sendContext().allowance >= MIN_INITIAL_DATAGRAM)
-      for (const name of SPACES) {
-        const space = this.spaces[name];
-        if (!space.discarded && space.sendKeys !== null) next = Math.min(next, space.acks.deadline());
-      }
-    if (this.state === 'established' && this.keepAliveMs > 0 && this.congestion.canSend(this.maxDatagram))
-      next = Math.min(next, this.lastSent + this.keepAliveMs);
+    if (this.sendContext().allowance >= MIN_INITIAL_DATAGRAM) next = Math.min(next, this.spaces.ackDeadline());
+    if (this.state === 'established' && this.congestion.canSend(this.maxDatagram)) next = Math.min(next, this.idle.keepAliveDeadline());
     return next;
   }
 
-  private idleDeadline(): number {
-    if (this.idleMs === 0) return Infinity;
-    // At least three probe time-outs, so that a slow path is not mistaken for an idle one (RFC 9000 §10.1).
-    return Math.max(this.lastReceived, this.lastActivity) + Math.max(this.idleMs, 3 * this.recovery.ptoDuration('application'));
-  }
-
-  private unansweredDeadline(): number {
-    const since = this.recovery.unansweredSince;
-    if (this.unansweredMs === 0 || this.state !== 'established' || since === Infinity) return Infinity;
-    return since + Math.max(this.unansweredMs, 3 * this.recovery.ptoDuration('application'));
-  }
-
   private lossTimer(): number {
-    return this.recovery.deadline(this.lastSent, this.handshakeConfirmed, this.state === 'established');
+    return this.recovery.deadline(this.idle.lastSent, this.handshakeConfirmed, this.state === 'established');
   }
 
   onTimeout(now: number): void {
     if (this.state === 'closed') return;
     if (this.state === 'closing' || this.state === 'draining') {
-      if (now >= this.closeUntil) this.state = 'closed';
+      if (now >= this.closing.until) this.state = 'closed';
       return;
     }
-    if (now >= this.idleDeadline()) return this.finish('idle', 0, false, `idle for ${this.idleMs} ms`, now, false);
-    if (now >= this.unansweredDeadline())
-      return this.finish('idle', 0, false, `nothing acknowledged for ${Math.round(now - this.recovery.unansweredSince)} ms`, now, false);
+    const idle = this.idle.expired(now, this.state === 'established');
+    if (idle !== undefined) return this.finish('idle', 0, false, idle, now, false);
     if (now < this.lossTimer()) return;
     this.recovery.expired(now);
   }
@@ -398,29 +341,17 @@ export abstract class QuicConnection<T> {
   // ---- closing ----
 
   private enterClosing(frame: CloseFrame, now: number): void {
-    // Before 1-RTT keys the close goes in Initial/Handshake packets, where only the transport form exists (RFC 9000 §10.2.3).
-    this.closeFrame =
-      this.spaces.application.sendKeys === null && frame.application
-        ? { application: false, code: 0x0c, frameType: 0, reason: frame.reason }
-        : frame;
-    this.closeDue = true;
+    this.closing.start(frame, this.spaces.application.sendKeys !== null);
     this.finish('local', frame.code, frame.application, frame.reason, now, false);
   }
 
-  protected finish(
-    by: 'local' | 'peer' | 'idle' | 'reset',
-    code: number,
-    application: boolean,
-    reason: string,
-    now: number,
-    draining: boolean,
-  ): void {
+  protected finish(by: ClosedBy, code: number, application: boolean, reason: string, now: number, draining: boolean): void {
     this.events.push({ type: 'closed', by, code, application, reason, undelivered: this.undelivered() });
     if (by === 'idle' || by === 'reset') {
       this.state = 'closed';
       return;
     }
     this.state = draining ? 'draining' : 'closing';
-    this.closeUntil = now + 3 * this.recovery.ptoDuration('application');
+    this.closing.until = now + 3 * this.recovery.ptoDuration('application');
   }
 }

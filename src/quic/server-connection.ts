@@ -150,7 +150,7 @@ export class QuicServerConnection extends QuicConnection<never> {
     const streams = this.streams.setWindow(this.streamWindow(this.peerIdentity));
     if (streams !== null) this.controls.push(Buffer.concat([Buffer.of(0x13), encodeVarint(streams)]));
     this.discard('handshake');
-    this.lastReceived = now;
+    this.idle.received(now);
     this.events.push({ type: 'established', alpn: complete.alpn, peerIdentity: this.peerIdentity });
   }
 
