@@ -172,9 +172,17 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
   app.post('/api/v1/bundles', route('bundles'));
   app.post('/api/v1/transactions', route('transactions'));
   app.get('/health', async (_request, reply) => reply.type('text/plain').send('ok'));
+  registerFaultRoutes(app, ledger, faults, tpuFaults);
+  return app;
+}
+
+/**
+ * `/_faults`, where tests set the faults this node injects: `{mode, rate}` the HTTP fault,
+ * `{tpu: {mode, rate, validator}}` (or a list of them) the TPUs'; either or both.
+ */
+function registerFaultRoutes(app: FastifyInstance, ledger: LocalLedger, faults: FaultInjector, tpuFaults: TpuFaults | undefined): void {
   const currentFaults = () => (tpuFaults === undefined ? faults.current : { ...faults.current, tpu: tpuFaults.current });
   app.get('/_faults', async () => currentFaults());
-  // `{mode, rate}` sets the HTTP fault, `{tpu: {mode, rate, validator}}` (or a list of them) the TPUs'; either or both.
   app.post('/_faults', async (request, reply) => {
     const body = request.body as Record<string, unknown> | null;
     const hasTpu = body !== null && typeof body === 'object' && 'tpu' in body;
@@ -197,7 +205,6 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
     for (const tpuSetting of tpuSettings) tpuFaults!.set(tpuSetting);
     return currentFaults();
   });
-  return app;
 }
 
 /** A node's `[transaction, config]`: base58 unless `config.encoding` says base64. */

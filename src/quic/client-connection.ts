@@ -12,10 +12,11 @@
  * one each and never two, saving at most 6 % of packets, not worth a probing state machine.
  */
 import { randomBytes } from 'node:crypto';
-import { CONNECTION_ID_LIMIT, QuicConnection, MAX_ACK_DELAY_MS, type ConnectionSettings } from './connection';
+import { QuicConnection, MAX_ACK_DELAY_MS, type ConnectionSettings } from './connection';
 import type { Frame } from './frames';
 import type { Assembled } from './packet-assembly';
 import { initialSecrets, PacketKeys, retryIntegrityTag } from './packet-protection';
+import { CONNECTION_ID_LIMIT } from './peer-connection-ids';
 import type { ParsedPacket } from './packets';
 import type { SentItem } from './recovery';
 import { UniStreams } from './send-streams';
@@ -108,7 +109,7 @@ export class QuicClientConnection<T> extends QuicConnection<T> {
     const initial = this.spaces.initial;
     for (const packet of initial.sent.clear()) if (packet.inFlight) this.congestion.removed(packet.size);
     initial.cryptoOut.restart();
-    this.lastReceived = now;
+    this.idle.received(now);
   }
 
   protected authenticated(parsed: ParsedPacket): void {
@@ -163,7 +164,7 @@ export class QuicClientConnection<T> extends QuicConnection<T> {
     this.adoptPeerParameters(peer);
     this.streams.configure(peer.initialMaxStreamsUni, peer.initialMaxData, peer.initialMaxStreamDataUni);
     this.state = 'established';
-    this.lastReceived = now;
+    this.idle.received(now);
     this.events.push({ type: 'established', alpn: complete.alpn });
   }
 

@@ -67,6 +67,16 @@ export function isAckEliciting(frames: readonly Frame[]): boolean {
   return frames.some((frame) => frame.type !== 'ack' && frame.type !== 'padding' && frame.type !== 'connection-close');
 }
 
+/** Parses the payload of an Initial, Handshake or 1-RTT packet, refusing a frame its type may not carry (RFC 9000 §12.4). */
+export function parsePacketFrames(payload: Buffer, packetType: 'initial' | 'handshake' | 'one-rtt'): Frame[] {
+  const frames = parseFrames(payload);
+  if (packetType !== 'one-rtt')
+    for (const frame of frames)
+      if (!allowedInLongHeader(frame))
+        throw new QuicError(TRANSPORT_ERROR.PROTOCOL_VIOLATION, `a ${frame.type} frame in a ${packetType} packet`);
+  return frames;
+}
+
 /** Parses every frame of a decrypted payload. */
 export function parseFrames(payload: Buffer): Frame[] {
   const reader = new Reader(payload, 0, payload.length, TRANSPORT_ERROR.FRAME_ENCODING_ERROR);

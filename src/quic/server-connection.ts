@@ -5,10 +5,11 @@
  * from the client's unidirectional streams, at most three times the bytes received sent
  * before the client's address is validated (RFC 9000 §8.1), HANDSHAKE_DONE when complete.
  */
-import { CONNECTION_ID_LIMIT, MAX_ACK_DELAY_MS, QuicConnection, type ConnectionSettings } from './connection';
+import { MAX_ACK_DELAY_MS, QuicConnection, type ConnectionSettings } from './connection';
 import type { Frame } from './frames';
 import type { Assembled } from './packet-assembly';
 import { initialSecrets, PacketKeys } from './packet-protection';
+import { CONNECTION_ID_LIMIT } from './peer-connection-ids';
 import type { ParsedPacket } from './packets';
 import { InvalidStream, INVALID_STREAM_CODE, ReceiveStreams } from './receive-streams';
 import type { TlsOutput, TlsSession } from './tls-session';
@@ -149,7 +150,7 @@ export class QuicServerConnection extends QuicConnection<never> {
     const streams = this.streams.setWindow(this.streamWindow(this.peerIdentity));
     if (streams !== null) this.controls.push(Buffer.concat([Buffer.of(0x13), encodeVarint(streams)]));
     this.discard('handshake');
-    this.lastReceived = now;
+    this.idle.received(now);
     this.events.push({ type: 'established', alpn: complete.alpn, peerIdentity: this.peerIdentity });
   }
 

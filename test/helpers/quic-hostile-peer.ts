@@ -194,7 +194,7 @@ export function connectedPair(
         client.scid,
         server.spaces.application.nextPacketNumber++,
         payload,
-        (server as unknown as { keyPhase: 0 | 1 }).keyPhase,
+        (server as unknown as { keyPhases: { phase: 0 | 1 } }).keyPhases.phase,
       ),
     sealFromClient: (payload) =>
       sealShort(
@@ -202,7 +202,7 @@ export function connectedPair(
         server.scid,
         client.spaces.application.nextPacketNumber++,
         payload,
-        (client as unknown as { keyPhase: 0 | 1 }).keyPhase,
+        (client as unknown as { keyPhases: { phase: 0 | 1 } }).keyPhases.phase,
       ),
     fromServer: (payload) => {
       client.receive(pair.sealFromServer(payload), clock.now);

@@ -501,7 +501,7 @@ describe('QUIC attacks on the client', () => {
       pair.fromServer(Buffer.concat(Array.from({ length: 40 }, () => frames.newConnectionId(1, 0, randomBytes(8), randomBytes(16)))));
     // One sequence number for ever new IDs is a PROTOCOL_VIOLATION the client may close on (RFC 9000 §19.15);
     // either way it holds one token per connection ID it keeps, not one per frame.
-    const tokens = internals(pair.client).resetTokensBySequence as Map<number, Buffer>;
+    const tokens = internals(internals(pair.client).peerIds as object).resetTokensBySequence as Map<number, Buffer>;
     assert.ok(tokens.size <= 2 * 2, `${tokens.size} reset tokens held`);
   });
 
@@ -729,7 +729,7 @@ describe('QUIC attacks on the client', () => {
       pair.client.receive(Buffer.concat([Buffer.of(0x40), pair.client.scid, randomBytes(10 + (i % 60))]), pair.clock.now);
     pair.collect();
     assert.equal(pair.client.state, 'established');
-    const token = (internals(pair.client).peer as { statelessResetToken: Buffer }).statelessResetToken;
+    const token = internals(internals(pair.client).peerIds as object).peerResetToken as Buffer;
     pair.client.receive(Buffer.concat([Buffer.of(0x43), randomBytes(20), token]), pair.clock.now);
     pair.collect();
     assert.equal(closeOf(pair.clientEvents)?.by, 'reset');
@@ -806,7 +806,7 @@ describe('QUIC attacks on the client', () => {
       pair.clock.now,
     );
     assert.equal(pair.client.state, 'established');
-    assert.equal(internals(pair.client).keyPhase, 1);
+    assert.equal((internals(pair.client).keyPhases as { phase: 0 | 1 }).phase, 1);
   });
 
   it('a hostile server over UDP answering with junk, cut packets and a garbage ServerHello: no exception escapes, the client closes with a TLS alert', async () => {
