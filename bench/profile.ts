@@ -28,7 +28,7 @@ interface Profile {
 }
 
 /** Self time per function and per file, as shares of the samples, from a .cpuprofile. */
-export function summarize(profile: Profile, top = 25): string {
+export function summarize(profile: Profile, top = Number(process.env.PROFILE_TOP ?? 25)): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
