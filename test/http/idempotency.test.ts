@@ -137,6 +137,14 @@ describe('Idempotency-Key', () => {
     const again = await sendBundle(bundle, 2);
     assert.equal(again.body.result, first.body.result);
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    // Jito's path (served by Fastify, not the fast path) answers the same, with the same header.
+    const jito = await post(
+      `${gw.url}/api/v1/bundles`,
+      { jsonrpc: '2.0', id: 9, method: 'sendBundle', params: [bundle, { encoding: 'base64' }] },
+      { 'x-api-key': gw.key, 'idempotency-key': bundleKey },
+    );
+    assert.equal(jito.body.result, first.body.result);
+    assert.equal(jito.headers.get('idempotent-replayed'), 'true');
     const other = await sendBundle([await transferTx(connection, alice, bob.publicKey, 4_000_000)], 3);
     assert.equal(other.body.error?.code, -32088);
     assert.equal(other.body.error.data.bundleId, first.body.result);
