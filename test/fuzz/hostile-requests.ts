@@ -3,7 +3,7 @@
  * failure replays): random bytes, truncated and deeply nested JSON, wrong types in every
  * field, huge strings and arrays, invalid and non-canonical Base64, real transactions with
  * flipped bytes, wrong signature counts and bad lengths, duplicate keys, unicode, gzip
- * bodies and wrong content types, on `/`, `/submit-batch` and the Jito-style paths.
+ * bodies and wrong content types, hostile Idempotency-Keys, on `/`, `/submit-batch` and the Jito-style paths.
  */
 import zlib from 'node:zlib';
 import fc from 'fast-check';
@@ -196,6 +196,31 @@ export function hostileRequests(validTransactions: readonly string[]): fc.Arbitr
       'unicode',
       fc.string({ unit: 'grapheme', maxLength: 500 }).map((text) => json({ jsonrpc: '2.0', id: text, method: text, params: [text] })),
     ),
+    // Idempotency-Key: hostile values, and a few repeated keys so that replays and reuses with other bodies happen.
+    fc
+      .tuple(
+        fc.constantFrom('/', '/submit-batch', '/api/v1/bundles'),
+        fc.oneof(
+          rpcObject.map(json),
+          batchObject.map(json),
+          valid.map((tx) => json({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx] })),
+        ),
+        fc.oneof(
+          fc.constantFrom('k1', 'k2', 'k3'),
+          fc.string({
+            // Visible ASCII and Latin-1 (what a header may carry; DEL may not, and fetch refuses it before sending).
+            unit: fc.oneof(fc.integer({ min: 0x21, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)),
+            minLength: 1,
+            maxLength: 400,
+          }),
+        ),
+      )
+      .map(([p, body, key]) => ({
+        kind: 'idempotency key',
+        path: p,
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body,
+      })),
     fc.tuple(path, rpcObject).map(([p, value]) => ({
       kind: 'gzip body',
       path: p,
