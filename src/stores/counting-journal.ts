@@ -26,6 +26,7 @@ export function countingJournal(journal: Journal): Journal {
     find: (signatureOrBundleId) => journal.find(signatureOrBundleId),
     list: (query) => journal.list(query),
     lastSeq: () => journal.lastSeq(),
+    landingRows: (query) => journal.landingRows(query),
     ...(journal.leases === undefined ? {} : { leases: journal.leases }),
     close: () => journal.close(),
   };

@@ -5,12 +5,12 @@
  */
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { listQuery } from './journal-queries';
+import { landingQuery, landingRowFrom, listQuery, type LandingRowRecord } from './journal-queries';
 import { lastSeqIn, type JournalStatements } from './journal-sqlite-statements';
 import type { JournalSignatures } from './journal-sqlite-signatures';
 import type { SqliteDatabase } from './sqlite-database';
 
-export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq'>;
+export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingRows'>;
 
 export function createSqliteReads(
   db: SqliteDatabase,
@@ -91,6 +91,12 @@ export function createSqliteReads(
     async lastSeq() {
       await settle();
       return lastSeqIn(statements);
+    },
+    async landingRows(query) {
+      await settle();
+      // Sequence numbers grow with time: the first one of the period bounds the scan (there is no index on created_at).
+      const { sql, values } = landingQuery(query, firstCreatedSince(query.sinceMs), () => '?');
+      return (db.prepare(sql).all(...values) as LandingRowRecord[]).map(landingRowFrom);
     },
   };
 }

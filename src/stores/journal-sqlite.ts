@@ -93,6 +93,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     find: reads.find,
     list: reads.list,
     lastSeq: reads.lastSeq,
+    landingRows: reads.landingRows,
     async close() {
       signatures.stop();
       writes.flushQueued();

@@ -75,6 +75,10 @@ export interface JournalTransaction {
   /** For `failed`: the transaction error as Solana reports it (JSON). */
   readonly error: unknown;
   readonly attempts: number;
+  /** Landed or failed: when it landed (epoch ms, the tracker's estimate from its slot), or null when not known. */
+  readonly landedAt: number | null;
+  /** Landed or failed: its slot minus the slot the gateway saw when it was received, or null when not known (e.g. received before a restart). */
+  readonly slotsToLand: number | null;
   /** A protected transaction's sends, in order (empty for unprotected ones). */
   readonly sends: readonly SendEvidence[];
 }
@@ -100,6 +104,9 @@ export interface StateChange {
   /** Absent: the reason stays as it was; null: it is cleared (a held transaction sent). */
   readonly reason?: string | null;
   readonly error?: unknown;
+  /** On landing (landed or failed): when (epoch ms, estimated from the slot), and how many slots after the one seen at receipt. */
+  readonly landedAt?: number | null;
+  readonly slotsToLand?: number | null;
 }
 
 /** One send of one transaction of a submission. */
@@ -113,6 +120,25 @@ export interface JournalQuery {
   readonly keyId?: string;
   readonly state?: TransactionState;
   readonly limit?: number;
+}
+
+export interface LandingQuery {
+  /** Submissions received at or after this time (epoch ms). */
+  readonly sinceMs: number;
+  readonly keyId?: string;
+}
+
+/** A transaction as the landing report reads it: no wire bytes, no reason words. */
+export interface LandingRow {
+  readonly seq: number;
+  readonly kind: SubmissionKind;
+  readonly keyId: string;
+  /** Route names joined by `+` (as the landing metric labels them). */
+  readonly route: string;
+  readonly state: TransactionState;
+  /** Landed or failed, when known: from receipt to landing. */
+  readonly msToLand: number | null;
+  readonly slotsToLand: number | null;
 }
 
 export interface Journal {
@@ -136,6 +162,8 @@ export interface Journal {
   list(query: JournalQuery): Promise<JournalEntry[]>;
   /** The highest sequence number recorded, 0 when empty. */
   lastSeq(): Promise<number>;
+  /** One row per transaction of the submissions received since `sinceMs` (of one key, if given): what the landing report counts. */
+  landingRows(query: LandingQuery): Promise<LandingRow[]>;
   /** Shared journals only: which gateway follows each unfinished submission. */
   readonly leases?: SubmissionLeases;
   close(): Promise<void>;

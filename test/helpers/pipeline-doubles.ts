@@ -55,6 +55,8 @@ export function memoryJournal(): MemoryJournal {
           ...splitJournaled((tx as { reason?: string | null }).reason ?? null, tx.state),
           error: null,
           attempts: 0,
+          landedAt: null,
+          slotsToLand: null,
           sends: [],
         })),
       });
@@ -67,6 +69,8 @@ export function memoryJournal(): MemoryJournal {
         tx.state = change.state;
         if ('slot' in change) tx.slot = (change as { slot?: number | null }).slot ?? null;
         if ('reason' in change) Object.assign(tx, splitJournaled((change as { reason?: string | null }).reason ?? null, change.state));
+        if (change.landedAt !== undefined) tx.landedAt = change.landedAt;
+        if (change.slotsToLand !== undefined) tx.slotsToLand = change.slotsToLand;
       }
     },
     async recordSends() {},
@@ -93,6 +97,21 @@ export function memoryJournal(): MemoryJournal {
     },
     async lastSeq() {
       return entries.length;
+    },
+    async landingRows(query) {
+      return entries
+        .filter((e) => e.createdAt >= query.sinceMs && (query.keyId === undefined || e.keyId === query.keyId))
+        .flatMap((e) =>
+          e.transactions.map((tx) => ({
+            seq: e.seq,
+            kind: e.kind,
+            keyId: e.keyId,
+            route: e.routes.join('+'),
+            state: tx.state,
+            msToLand: tx.landedAt === null ? null : tx.landedAt - e.createdAt,
+            slotsToLand: tx.slotsToLand,
+          })),
+        );
     },
     async close() {},
   };
