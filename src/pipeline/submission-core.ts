@@ -19,6 +19,7 @@ import { followUnfinished, warmDuplicateWindow } from './recovery';
 import { createRouter, type Router } from './router';
 import { createStatusView, type StatusView } from './status-view';
 import { createSubmissionPipeline, type SubmissionPipeline } from './submission-pipeline';
+import { SlotWatch } from './slot-watch';
 import { SubmissionTracker } from './submission-tracker';
 
 /** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
@@ -71,7 +72,10 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
   const { journal, ledger, logError } = parts;
   const recent = new RecentTransactions(settings.duplicateTtlMs, settings.duplicateMaxEntries);
   await warmDuplicateWindow(journal, recent, settings.duplicateTtlMs);
-  const router = createRouter(parts.upstreams, network.routes);
+  const slotMs = ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs;
+  // The last slot seen, fed by every getSlot the router and the tracker make: what receipts are stamped with.
+  const slots = new SlotWatch(slotMs);
+  const router = createRouter(parts.upstreams, network.routes, slots);
   const window = new SafeWindow(
     leaderTrackerFor(network, settings.leaderPollMs, ledger),
     policySourceFor(settings.validatorPolicy, settings.policyRefreshMs, (method, params) => router.call(method, params)),
@@ -84,8 +88,9 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     intervalMs,
     maxAttempts,
     capacity: queueCapacity,
-    slotMs: ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs,
+    slotMs,
     window,
+    slots,
     logError,
   });
   const holds = new HoldQueue({
