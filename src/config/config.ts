@@ -171,5 +171,6 @@ function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string, protocols: re
 export const dataPaths = (dataDir: string) => ({
   keys: path.join(dataDir, 'keys.sqlite'),
   journal: path.join(dataDir, 'journal.sqlite'),
+  refusals: path.join(dataDir, 'refusals.sqlite'),
   ledger: path.join(dataDir, 'ledger'),
 });

@@ -46,6 +46,8 @@ export interface SubmissionDeskOptions {
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   readonly refusals: RecentRefusals;
+  /** Told of every refusal, for the landing report's refusal counts (stores/refusal-tally.ts). */
+  readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
   readonly logSubmission: (outcome: SubmissionOutcome) => void;
 }
 
@@ -62,7 +64,14 @@ export interface SubmissionDesk {
 
 const ADMITTED = ok(undefined);
 
-export function createSubmissionDesk({ pipeline, validator, limits, refusals, logSubmission }: SubmissionDeskOptions): SubmissionDesk {
+export function createSubmissionDesk({
+  pipeline,
+  validator,
+  limits,
+  refusals,
+  tallyRefusal,
+  logSubmission,
+}: SubmissionDeskOptions): SubmissionDesk {
   /** Counts, logs and (when refused) remembers what the submission came to, and answers its value. */
   function settle<T>(
     operation: Operation,
@@ -82,6 +91,7 @@ export function createSubmissionDesk({ pipeline, validator, limits, refusals, lo
     const outcome = error.kind === 'BUNDLE_REJECTED' ? 'rejected' : 'refused';
     countSubmission(operation, outcome);
     logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, error: error.message });
+    tallyRefusal?.(request.key.id, operation, error, encoded);
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
       refusals.record(transaction, request.key.id, error.message, refusalReason(error));
     return result;

@@ -157,7 +157,10 @@ export function createSubmissionPipeline({
       [protectedSends.withEvidence(stateAfter(outcome), outcome, route.value, decision)],
     );
     if (outcome.accepted === 0)
-      return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
+      return fail({
+        ...slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`),
+        journaled: true,
+      });
     recent.remember(tx);
     countTransactions('sendTransaction');
     return ok({ value: tx.signature, duplicate: false });
