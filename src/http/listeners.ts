@@ -44,7 +44,7 @@ export type ListenerSettings = Pick<
 
 export interface ListenerParts {
   readonly authenticator: Authenticator;
-  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals'>;
+  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals' | 'tallyRefusal' | 'landingReports'>;
   readonly validator: TransactionValidator;
   readonly limiter: RateLimiter;
   readonly dashboard: DashboardFeed;

@@ -11,6 +11,9 @@ import { SafeWindow } from '../protection/safe-window';
 import type { RoundLoop } from '../runtime/round-loop';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
+import { createLandingReports, type LandingReports } from '../stores/landing-reports';
+import type { RefusalCounts } from '../stores/refusal-counts';
+import { RefusalTally } from '../stores/refusal-tally';
 import type { Upstream } from '../upstreams/upstream';
 import { HoldQueue } from './hold-queue';
 import { RecentRefusals } from './recent-refusals';
@@ -44,6 +47,8 @@ export type SubmissionSettings = Pick<
 
 export interface SubmissionParts {
   readonly journal: Journal;
+  /** Where refused submissions are counted (per key, operation, reason and minute), for the landing report. */
+  readonly refusalCounts: RefusalCounts;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   /** The embedded ledger, when a route uses it: its slots and leaders are the chain's. */
   readonly ledger: LocalLedger | undefined;
@@ -61,9 +66,12 @@ export interface SubmissionCore {
   readonly pipeline: SubmissionPipeline;
   readonly refusals: RecentRefusals;
   readonly statusView: StatusView;
+  /** Counts a refusal (the submission desk tells it of each), written once a second. */
+  readonly tallyRefusal: RefusalTally['refused'];
+  readonly landingReports: LandingReports;
   /** Follows what is unfinished, then starts tracking and holding. */
   start(): Promise<void>;
-  /** Stops the loops, the safe window's sources and the upstreams. */
+  /** Stops the loops, the safe window's sources and the upstreams; writes the last refusal counts. */
   stop(): Promise<void>;
 }
 
@@ -116,6 +124,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     claims: parts.claims,
   });
   const refusals = new RecentRefusals(settings.duplicateTtlMs);
+  const tally = new RefusalTally(parts.refusalCounts, logError);
   let leasing: RoundLoop | undefined;
   return {
     router,
@@ -124,10 +133,13 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     pipeline,
     refusals,
     statusView: createStatusView(journal, router, refusals),
+    tallyRefusal: (keyId, operation, error, encoded) => tally.refused(keyId, operation, error, encoded),
+    landingReports: createLandingReports(journal, parts.refusalCounts),
     async start() {
       leasing = await followUnfinished({ journal, router, tracker, holds, logError });
       tracker.start();
       holds.start();
+      tally.start();
     },
     async stop() {
       await leasing?.stop();
@@ -135,6 +147,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
       await tracker.stop();
       await window.close();
       await router.close();
+      await tally.close();
     },
   };
 }
