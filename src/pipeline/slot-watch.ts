@@ -1,7 +1,7 @@
 /**
  * The last slot the gateway saw, and when: a receipt's slot is read from here, so that a
  * request never waits for a `getSlot` of its own. Fed by whatever already asks for the slot
- * (the router's `getSlot`, the tracker's rounds); between two sightings the slot is
+ * (the router's `getSlot`, the tracker's rounds, the embedded ledger's slot clock); between two sightings the slot is
  * extrapolated at the network's slot time, and after too long without one it is unknown.
  */
 
@@ -14,10 +14,9 @@ export class SlotWatch {
 
   constructor(private readonly slotMs: number) {}
 
-  /** A slot seen at `at` (epoch ms): kept if it is not behind what is already known. */
+  /** A slot seen at `at` (epoch ms): kept unless it is behind the last one seen (nodes answer from slightly different slots). */
   note(slot: number, at = Date.now()): void {
-    const current = this.at(at);
-    if (current !== null && slot < current) return;
+    if (this.slot !== null && slot < this.slot) return;
     this.slot = slot;
     this.seenAt = at;
   }

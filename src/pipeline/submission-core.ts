@@ -83,6 +83,11 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
   const slotMs = ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs;
   // The last slot seen, fed by every getSlot the router and the tracker make: what receipts are stamped with.
   const slots = new SlotWatch(slotMs);
+  // The embedded ledger makes the slots: its clock is the watch's exact source.
+  if (ledger !== undefined) {
+    slots.note(ledger.currentSlot);
+    ledger.onSlot((slot) => slots.note(slot));
+  }
   const router = createRouter(parts.upstreams, network.routes, slots);
   const window = new SafeWindow(
     leaderTrackerFor(network, settings.leaderPollMs, ledger),
