@@ -41,7 +41,7 @@ export function landingQuery(query: LandingQuery, fromSeq: number, placeholder: 
     values.push(query.keyId);
     sql += ` AND s.key_id = ${placeholder(3)}`;
   }
-  return { sql, values };
+  return { sql: `${sql} ORDER BY s.seq, t.position`, values };
 }
 
 export interface LandingRowRecord {

@@ -190,6 +190,41 @@ for (const backend of backends) {
       assert.deepEqual([released.transactions[0]!.state, released.transactions[0]!.reason], ['forwarded', null]);
     });
 
+    it('landing times: kept once set, never cleared by a later change; read back by landingRows, of one key or all, since a time', async () => {
+      const journal = await open();
+      const keyId = `key_${crypto.randomBytes(4).toString('hex')}`;
+      const before = Date.now();
+      const seq = await journal.record({ ...journalSubmission('batch', 3), keyId, routes: ['rpc-a', 'rpc-b'] });
+      const createdAt = (await journal.after(seq - 1)).find((e) => e.seq === seq)!.createdAt;
+      await journal.update([
+        { seq, position: 0, state: 'landed', slot: 90, landedAt: createdAt + 420, slotsToLand: 2 },
+        { seq, position: 1, state: 'failed', slot: 91, reason: 'failed_on_chain: x', landedAt: createdAt + 800, slotsToLand: null },
+      ]);
+      // A later change that says nothing of the times keeps them.
+      await journal.update([{ seq, position: 0, state: 'landed' }]);
+      const entry = (await journal.after(seq - 1)).find((e) => e.seq === seq)!;
+      assert.deepEqual(
+        entry.transactions.map((tx) => [tx.state, tx.landedAt, tx.slotsToLand]),
+        [
+          ['landed', createdAt + 420, 2],
+          ['failed', createdAt + 800, null],
+          ['forwarded', null, null],
+        ],
+      );
+      const rows = await journal.landingRows({ sinceMs: before - 1, keyId });
+      assert.deepEqual(
+        rows.map((r) => [r.seq, r.kind, r.keyId, r.route, r.state, r.msToLand, r.slotsToLand]),
+        [
+          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'landed', 420, 2],
+          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'failed', 800, null],
+          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'forwarded', null, null],
+        ],
+      );
+      assert.deepEqual(await journal.landingRows({ sinceMs: Date.now() + 60_000, keyId }), []);
+      assert.deepEqual(await journal.landingRows({ sinceMs: before - 1, keyId: 'someone else' }), []);
+      assert.ok((await journal.landingRows({ sinceMs: before - 1 })).filter((r) => r.keyId === keyId).length === 3);
+    });
+
     it('protected sends: the first with its submission, the later ones recorded, all read back in order', async () => {
       const journal = await open();
       const sub = { ...journalSubmission('transaction', 1), antiMev: true };
