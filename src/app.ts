@@ -96,7 +96,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
-  const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), logError });
+  const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), reports: submissions.landingReports, logError });
   const listeners = createListeners(config, { authenticator: keys.authenticator, submissions, validator, limiter, dashboard });
 
   await submissions.start();
