@@ -1,8 +1,8 @@
 /** What `npm run bench` measures and writes to bench/results/latest.json: its shape, shared by the run and its report. */
 import type { CostPart } from './cost-parts';
 import type { TpuCost } from './tpu-cost';
+import type { CoreRun } from './core-runs';
 import type { LoadResult } from './load';
-import type { LatencyResult } from './open-loop';
 import type { LandingByRoute } from './landing-by-route';
 import type { RouteName } from './landing-gateways';
 
@@ -19,19 +19,26 @@ export type LandingFigures = Partial<Record<`landing_${RouteName}_${'landed_pct'
 
 export interface BenchResults extends LandingFigures {
   readonly mode: string;
+  /** The commit measured (full hash), and whether the working tree had uncommitted changes then. */
+  readonly commit: string;
+  readonly uncommittedChanges: boolean;
   readonly machine: { cores: number; cpu: string; memoryGiB: number; node: string; platform: string };
+  /** How fast the machine was that day (medians over the runs): judge a figure against these. */
+  readonly machineState: { ceilingRps: number; ceilingCpuUsPerRequest: number; libsodiumVerifyUs: number; stealPct: number };
   readonly startedAt: string;
-  readonly ceiling: { load: LoadResult; fixedRate: LatencyResult };
-  readonly slipway: {
-    sendTransaction: LoadResult;
-    sendTransactionNoVerify: LoadResult;
-    /** The same as sendTransaction, at the default log level (info): the runs above log at warn. */
-    sendTransactionLogInfo?: LoadResult;
-    submitBatch: LoadResult & { tps: number };
-    sendBundle: LoadResult & { tps: number };
-    fixedRate: LatencyResult;
-    embeddedLedger: LoadResult;
-  };
+  /** How many times the core measurement ran; `ratios` are their medians, `spread` their range. */
+  readonly runs: number;
+  /** The run whose headline ratio is the median, in full. */
+  readonly ceiling: CoreRun['ceiling'];
+  readonly slipway: CoreRun['slipway'] & { embeddedLedger: LoadResult };
+  readonly rates: CoreRun['rates'];
+  readonly eachRun: readonly {
+    ceilingRps: number;
+    ceilingCpuUsPerRequest: number;
+    libsodiumVerifyUs: number;
+    stealPct: number;
+    ratios: Record<string, number>;
+  }[];
   readonly costParts: CostPart[];
   /** Sending to a TPU over QUIC, beside the dgram.send floor of the same run. */
   readonly tpu: TpuCost;
@@ -46,4 +53,5 @@ export interface BenchResults extends LandingFigures {
   /** RPC fan-out, Jito and TPU under the same offered load on the local cluster (landing-by-route.ts). */
   readonly landing?: LandingByRoute;
   readonly ratios: Record<string, number>;
+  readonly spread: Record<string, { min: number; max: number }>;
 }

@@ -1,7 +1,9 @@
 /**
  * An open-loop client: sends at a fixed rate on a schedule, whatever the server's answers
  * (a closed-loop client would slow down with the server and hide its queueing), and times
- * each request itself in microseconds into an HDR histogram.
+ * each request in microseconds into an HDR histogram from when it was due, not from when it
+ * went out: a client running late (its timer, its own CPU) adds to the figure instead of
+ * hiding the wait (coordinated omission).
  *
  * A recorder accumulates several runs, so that two servers can be measured in alternating
  * rounds (see run.ts): a burst of noise from the machine's neighbours then lands on both.
@@ -89,7 +91,7 @@ export async function runOpenLoop(
   const headers = { 'content-type': 'application/json', ...options.headers };
   const send = () => {
     const body = options.nextBody();
-    const t0 = process.hrtime.bigint();
+    const t0 = started + BigInt(Math.round(sent * interval)); // when it was due
     const p = pool
       .request({ path: options.path, method: 'POST', headers, body })
       .then(async (response) => {
@@ -117,7 +119,7 @@ export async function runOpenLoop(
       const waitMs = Number(nextAt - process.hrtime.bigint()) / 1e6;
       // Sleep, never spin: a spinning client would take a core from the server on a small
       // machine. Timers fire about once a millisecond, so sends go out in small bursts of
-      // what is due; each request is still timed from its own send.
+      // what is due; each request is timed from when it was due.
       setTimeout(tick, Math.max(0, Math.floor(waitMs)));
     };
     tick();

@@ -81,9 +81,17 @@ async function start(command: string, args: string[], what: string, env: Record<
 
 export const startCeiling = () => start(process.execPath, [path.join(ROOT, 'dist/bench/ceiling-server.js')], 'the ceiling server');
 
-/** `cpus` (taskset's list, e.g. "1") pins the gateway to those cores, leaving the others to the load generator. */
-export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}, cpus?: string) => {
-  const command = [path.join(ROOT, 'bin/slipway'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra];
+/**
+ * `cpus` (taskset's list, e.g. "1") pins the gateway to those cores, leaving the others to the
+ * load generator. `nodeFlags` (e.g. --cpu-prof, which NODE_OPTIONS may not carry) start it with
+ * this Node.js and those flags instead of through bin/slipway.
+ */
+export const startSlipway = (dataDir: string, extra: string[], env: Record<string, string> = {}, cpus?: string, nodeFlags?: string[]) => {
+  const serve = ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra];
+  const command =
+    nodeFlags === undefined
+      ? [path.join(ROOT, 'bin/slipway'), ...serve]
+      : [process.execPath, ...nodeFlags, path.join(ROOT, 'dist/src/cli/main.js'), ...serve];
   return cpus === undefined
     ? start(command[0]!, command.slice(1), 'Slipway', env)
     : start('taskset', ['-c', cpus, ...command], 'Slipway', env);

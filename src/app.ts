@@ -22,6 +22,7 @@ import { countingJournal } from './stores/counting-journal';
 import { prepareDataDir } from './stores/data-dir';
 import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
 import type { Journal } from './stores/journal';
+import { openIdempotencyStore } from './stores/open-idempotency-store';
 import { openJournal } from './stores/open-journal';
 import { openRefusalCounts } from './stores/open-refusal-counts';
 import { closeRedis, connectRedis } from './stores/redis-connection';
@@ -64,7 +65,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const keys = await openGatewayKeys(config);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = countingJournal(await openJournal(config));
+  const journal = countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended'));
   const refusalCounts = await openRefusalCounts(config);
   collectProcessMetrics();
 
@@ -97,7 +98,15 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), reports: submissions.landingReports, logError });
-  const listeners = createListeners(config, { authenticator: keys.authenticator, submissions, validator, limiter, dashboard });
+  const idempotencyKeys = await openIdempotencyStore(config);
+  const listeners = createListeners(config, {
+    authenticator: keys.authenticator,
+    submissions,
+    validator,
+    limiter,
+    dashboard,
+    idempotencyKeys,
+  });
 
   await submissions.start();
   dashboard.start();
@@ -127,6 +136,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         snapshots?.save();
         await keys.close();
         await journal.close();
+        await idempotencyKeys.close();
         load.close();
         await limiter.close();
         await closeRedis(redis);

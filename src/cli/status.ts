@@ -72,7 +72,7 @@ function summarize(samples: Sample[], health: { status: number; body: { status?:
       ['sendTransaction', 'submitBatch', 'sendBundle'].map((operation) => [
         operation,
         Object.fromEntries(
-          ['accepted', 'duplicate', 'refused', 'rejected'].map((outcome) => [
+          ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'].map((outcome) => [
             outcome,
             value('slipway_submissions_total', { operation, outcome }),
           ]),

@@ -61,7 +61,7 @@ function toView(entry: JournalEntry) {
 function format(entry: JournalEntry): string {
   const head = `#${entry.seq} ${entry.kind}${entry.bundleId ? ` ${entry.bundleId}` : ''} key=${entry.keyId}${entry.antiMev ? ' anti_mev' : ''} via ${entry.routes.join(',') || '-'} at ${new Date(entry.createdAt).toISOString()}\n`;
   const line = (tx: JournalTransaction) =>
-    `  ${tx.signature}  ${tx.state}${tx.slot !== null ? ` slot ${tx.slot}` : ''}  sends ${entry.antiMev ? tx.sends.length : tx.attempts + 1}${tx.reason ? `  (${tx.reason})` : ''}\n`;
+    `  ${tx.signature}  ${tx.state}${tx.slot !== null ? ` slot ${tx.slot}` : ''}  sends ${entry.antiMev ? tx.sends.length : tx.attempts + 1}${tx.reasonCode ? `  ${tx.reasonCode}` : ''}${tx.reason ? ` (${tx.reason})` : ''}\n`;
   return head + entry.transactions.map((tx) => line(tx) + tx.sends.map((send, i) => formatSend(send, i)).join('')).join('');
 }
 

@@ -6,6 +6,7 @@ export {
   type SlipwayClient,
   type SlipwayClientOptions,
   type SubmissionStatus,
+  type SubmitOptions,
 } from './slipway-client';
 export { SlipwayClientError } from './slipway-client-error';
 export type { SerializableTransaction, TransactionInput } from './transaction-input';

@@ -5,6 +5,11 @@
  * refusal into a `SlipwayClientError` with the server's code and message, and waits and
  * tries again when the server says nothing was submitted and when to come back (HTTP 429
  * over a rate limit, 503 over capacity or a store down: both with `Retry-After`).
+ *
+ * Every submission carries an `Idempotency-Key` (a new UUID per call, or the caller's own),
+ * the same on each of its attempts: so an answer lost on the way (a time-out, a connection
+ * reset) is safe to ask again, and the client does, getting the first answer and never a
+ * second send (docs/API.md, Idempotency keys).
  */
 import { computeBundleId } from '../core/bundle-id';
 import { SlipwayClientError } from './slipway-client-error';
@@ -18,7 +23,7 @@ export interface SlipwayClientOptions {
   readonly maxRetries?: number;
   /** Longest wait for one retry, whatever Retry-After says (default 10 s). */
   readonly maxRetryWaitMs?: number;
-  /** Per request (default 30 s). */
+  /** Per attempt (default 30 s). */
   readonly timeoutMs?: number;
   /** A fetch of your own (tests, proxies); the global one by default. */
   readonly fetch?: typeof fetch;
@@ -31,6 +36,13 @@ export interface SendOptions {
   readonly minContextSlot?: number;
   /** Send through protected routes only, held until no untrusted leader is near (docs/ANTI_MEV.md). */
   readonly antiMev?: boolean;
+  /** Your own Idempotency-Key (e.g. an order ID, to retry safely across restarts of your program); a new UUID per call by default. */
+  readonly idempotencyKey?: string;
+}
+
+export interface SubmitOptions {
+  readonly antiMev?: boolean;
+  readonly idempotencyKey?: string;
 }
 
 export interface BundleResult {
@@ -47,12 +59,15 @@ export interface SubmissionStatus {
   readonly state: 'held' | 'forwarded' | 'landed' | 'failed' | 'expired' | 'rejected';
   readonly slot: number | null;
   readonly reason: string | null;
+  /** The reason as a code of docs/API.md's outcome reasons (e.g. blockhash_expired), null while none applies. */
+  readonly reasonCode: string | null;
   readonly antiMev: boolean;
   readonly transactions: readonly {
     signature: string;
     state: SubmissionStatus['state'];
     slot: number | null;
     reason: string | null;
+    reasonCode: string | null;
     sends: number;
   }[];
 }
@@ -60,9 +75,9 @@ export interface SubmissionStatus {
 export interface SlipwayClient {
   sendTransaction(tx: TransactionInput, options?: SendOptions): Promise<string>;
   /** Up to 5 transactions, each on its own (non-atomic); their signatures in order. */
-  submitBatch(txs: readonly TransactionInput[], options?: { antiMev?: boolean }): Promise<string[]>;
+  submitBatch(txs: readonly TransactionInput[], options?: SubmitOptions): Promise<string[]>;
   /** Up to 5 transactions, all or none; the same result whichever shape the gateway answers. */
-  sendBundle(txs: readonly TransactionInput[]): Promise<BundleResult>;
+  sendBundle(txs: readonly TransactionInput[], options?: Pick<SubmitOptions, 'idempotencyKey'>): Promise<BundleResult>;
   /** Up to 256 signatures or bundle IDs. */
   getStatuses(ids: readonly string[]): Promise<(SubmissionStatus | null)[]>;
 }
@@ -77,17 +92,31 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
   const timeoutMs = options.timeoutMs ?? 30_000;
   let nextId = 1;
 
-  /** One POST, sent again while the server says to come back later; the answer's body otherwise. */
+  /**
+   * One POST, sent again while the server says to come back later, and (for a submission,
+   * which carries an Idempotency-Key) when its answer was lost on the way; the answer's body otherwise.
+   */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the server's JSON, read below field by field against its documented shapes
-  async function post(path: string, body: unknown): Promise<{ status: number; body: any; requestId?: string }> {
+  async function post(path: string, body: unknown, idempotencyKey?: string): Promise<{ status: number; body: any; requestId?: string }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': options.apiKey };
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     for (let attempt = 0; ; attempt++) {
-      const response = await doFetch(`${base}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': options.apiKey },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await response.text();
+      let response: Response;
+      let text: string;
+      try {
+        response = await doFetch(`${base}${path}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        text = await response.text();
+      } catch (error) {
+        // No answer (time-out, reset): the submission may have gone. Asking again under its key is safe.
+        if (idempotencyKey === undefined || attempt >= maxRetries) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(maxRetryWaitMs, 100 * 2 ** attempt)));
+        continue;
+      }
       const requestId = response.headers.get('x-request-id') ?? undefined;
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
       let parsed: any;
@@ -112,8 +141,8 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
   }
 
   /** A JSON-RPC call's result, or its error thrown. */
-  async function call<T>(method: string, params: unknown[], query = ''): Promise<T> {
-    const { status, body, requestId } = await post(`/${query}`, { jsonrpc: '2.0', id: nextId++, method, params });
+  async function call<T>(method: string, params: unknown[], query = '', idempotencyKey?: string): Promise<T> {
+    const { status, body, requestId } = await post(`/${query}`, { jsonrpc: '2.0', id: nextId++, method, params }, idempotencyKey);
     if (body?.error !== undefined) throw new SlipwayClientError(body.error.code, body.error.message, status, body.error.data, requestId);
     if (body === undefined || !('result' in body))
       throw new SlipwayClientError(-32603, `the gateway answered HTTP ${status} without a result`, status, undefined, requestId);
@@ -122,17 +151,23 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
 
   return {
     sendTransaction(tx, sendOptions = {}) {
-      const { antiMev, ...config } = sendOptions;
-      return call<string>('sendTransaction', [toBase64(tx), { encoding: 'base64', ...config }], antiMev === true ? '?anti_mev=1' : '');
+      const { antiMev, idempotencyKey, ...config } = sendOptions;
+      const query = antiMev === true ? '?anti_mev=1' : '';
+      return call<string>(
+        'sendTransaction',
+        [toBase64(tx), { encoding: 'base64', ...config }],
+        query,
+        idempotencyKey ?? crypto.randomUUID(),
+      );
     },
 
     async submitBatch(txs, batchOptions = {}) {
       const path = `${BATCH_PATH}${batchOptions.antiMev === true ? '?anti_mev=1' : ''}`;
-      const { status, body, requestId } = await post(path, {
-        jsonrpc: '2.0',
-        id: nextId++,
-        params: { transactions: txs.map(toBase64), options: [] },
-      });
+      const { status, body, requestId } = await post(
+        path,
+        { jsonrpc: '2.0', id: nextId++, params: { transactions: txs.map(toBase64), options: [] } },
+        batchOptions.idempotencyKey ?? crypto.randomUUID(),
+      );
       if (body?.code !== 1)
         throw new SlipwayClientError(
           body?.code ?? -32603,
@@ -144,9 +179,10 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
       return body.signatures as string[];
     },
 
-    async sendBundle(txs) {
+    async sendBundle(txs, bundleOptions = {}) {
       const encoded = txs.map(toBase64);
-      const result = await call<string | string[]>('sendBundle', [encoded, { encoding: 'base64' }]);
+      const key = bundleOptions.idempotencyKey ?? crypto.randomUUID();
+      const result = await call<string | string[]>('sendBundle', [encoded, { encoding: 'base64' }], '', key);
       // The gateway answers the bundle ID (its default) or the signatures (bundleResult: signatures).
       const signatures = Array.isArray(result) ? result : encoded.map(firstSignature);
       return { bundleId: typeof result === 'string' ? result : computeBundleId(signatures), signatures };

@@ -171,6 +171,7 @@ function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string, protocols: re
 export const dataPaths = (dataDir: string) => ({
   keys: path.join(dataDir, 'keys.sqlite'),
   journal: path.join(dataDir, 'journal.sqlite'),
+  idempotency: path.join(dataDir, 'idempotency.sqlite'),
   refusals: path.join(dataDir, 'refusals.sqlite'),
   ledger: path.join(dataDir, 'ledger'),
 });

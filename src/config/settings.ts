@@ -99,6 +99,16 @@ export const SETTINGS = {
     env: 'SLIPWAY_DUPLICATE_TTL_MS',
     doc: 'How long accepted transactions (and refusals) are remembered; keep it above a ' + "blockhash's life (150 slots).",
   }),
+  idempotencyTtlMs: integer({
+    default: 86_400_000,
+    min: 60_000,
+    max: 7 * 86_400_000,
+    env: 'SLIPWAY_IDEMPOTENCY_TTL_MS',
+    doc:
+      'How long an `Idempotency-Key` is remembered from its first use (per API key): the same key with the same submission ' +
+      'within it is answered with the first answer, nothing sent again; with a different submission, refused (`-32088`). ' +
+      'In the data dir, or in PostgreSQL for a cluster.',
+  }),
   duplicateMaxEntries: integer({
     default: 1_000_000,
     min: 1_000,

@@ -74,6 +74,8 @@ export interface LatestSubmission {
     state: string;
     slot: number | null;
     reason: string | null;
+    /** The reason's code (core/outcome-reasons.ts). */
+    reasonCode: string | null;
     sends: number;
     lastHold: string | null;
   }[];
@@ -243,6 +245,7 @@ function latestSubmission(entry: JournalEntry): LatestSubmission {
         state: tx.state,
         slot: tx.slot,
         reason: tx.reason,
+        reasonCode: tx.reasonCode,
         sends: Math.max(tx.attempts, tx.sends.length),
         lastHold: held === undefined ? null : `held ${held.heldMs} ms: ${held.heldReason}`,
       };

@@ -168,7 +168,7 @@ function render(tables) {
     (s.bundleId ? '<br><code title="' + esc(s.bundleId) + '">' + esc(short(s.bundleId)) + '</code>' : '') + '</td><td><code>' + esc(s.keyId) + '</code></td><td>' + esc(s.routes.join(', ')) + '</td><td>' +
     s.transactions.map((t) => '<div data-signature="' + esc(t.signature) + '" data-state="' + esc(t.state) + '"><code title="' + esc(t.signature) + '">' + esc(short(t.signature)) + '</code> <b class="' + esc(t.state) + '">' + esc(t.state) + '</b>' +
       (t.slot !== null ? ' slot ' + t.slot : '') + (t.sends > 1 ? ' · ' + t.sends + ' sends' : '') +
-      (t.reason ? '<div class="why">' + esc(t.reason) + '</div>' : '') + (t.lastHold ? '<div class="why">anti-MEV: ' + esc(t.lastHold) + '</div>' : '') + '</div>').join('') + '</td></tr>').join('');
+      (t.reason || t.reasonCode ? '<div class="why">' + (t.reasonCode ? '<code class="reason-code">' + esc(t.reasonCode) + '</code> ' : '') + esc(t.reason ?? '') + '</div>' : '') + (t.lastHold ? '<div class="why">anti-MEV: ' + esc(t.lastHold) + '</div>' : '') + '</div>').join('') + '</td></tr>').join('');
 
   document.getElementById('keys').innerHTML = tables.keys.map((k) =>
     '<tr data-key="' + esc(k.id) + '"><td><code>' + esc(k.id) + '</code></td><td>' + esc(k.name) + '</td><td>' + k.lastSecond + ' tx/s</td><td>' + (k.tps ?? 'none') + '</td><td>' + (k.bundlesPerSecond ?? 'none') + '</td><td>' + k.total + '</td></tr>').join('');

@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   TOO_MANY_CONNECTIONS: { code: -32096, http: 429, batchHttp: 429 },
   /** Over the key's rate limit (Jito's code): nothing was submitted; Retry-After says when it fits. */
   RATE_LIMITED: { code: -32097, http: 429, batchHttp: 429 },
+  /** An Idempotency-Key already used, by the same API key, for a different submission: nothing was sent; `data` names that one. */
+  IDEMPOTENCY_KEY_REUSED: { code: -32088, http: 200, batchHttp: 422 },
   /** An upstream's answer is larger than maxUpstreamAnswerBytes: the read asked for too much; nothing was answered. */
   ANSWER_TOO_LARGE: { code: -32089, http: 200, batchHttp: 502 },
   /** A read method this gateway does not forward (readMethods). */

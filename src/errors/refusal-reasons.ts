@@ -25,6 +25,7 @@ const BY_KIND: Record<ErrorKind, OutcomeReason> = {
   TOO_MANY_CONNECTIONS: 'unavailable',
   RATE_LIMITED: 'rate_limited',
   ANSWER_TOO_LARGE: 'invalid_request',
+  IDEMPOTENCY_KEY_REUSED: 'duplicate',
   READ_NOT_SERVED: 'invalid_request',
   UNAUTHORIZED: 'not_permitted',
   FORBIDDEN: 'not_permitted',

@@ -19,7 +19,13 @@ import type { Reply } from '../web/json-rpc-envelope';
 import { parseJsonBody } from '../web/json-body';
 import { requestIdOf } from './request-id';
 
-export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, requestId: string) => Promise<Reply>;
+/** What an answer needs of the request besides its body: its id, and its Idempotency-Key header as sent (unchecked). */
+export interface RequestMeta {
+  readonly requestId: string;
+  readonly idempotencyKey: string | string[] | undefined;
+}
+
+export type Answerer = (body: unknown, key: ApiKeyRecord, antiMev: boolean | SlipwayError, meta: RequestMeta) => Promise<Reply>;
 
 export interface FastPathOptions {
   readonly authenticator: Authenticator;
@@ -65,7 +71,7 @@ export function createFastPath({ authenticator, admitKey, bodyLimit, routes, fai
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      routes[path](parseJsonBody(text), key, false, requestIdOf(request))
+      routes[path](parseJsonBody(text), key, false, { requestId: requestIdOf(request), idempotencyKey: headers['idempotency-key'] })
         .catch((error: unknown) => failed(path, error))
         .then((answer) => {
           writeAnswer(response, answer);

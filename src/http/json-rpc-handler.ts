@@ -23,7 +23,12 @@ export interface RpcCallContext {
   readonly key: ApiKeyRecord;
   readonly antiMev: boolean;
   readonly requestId: string;
+  /** Checked; applies to sendTransaction and sendBundle (reads are idempotent by nature). */
+  readonly idempotencyKey?: string;
 }
+
+/** A replayed answer says so in a header (submission-answers.ts names it). */
+const REPLAYED = { 'idempotent-replayed': 'true' };
 
 /** The call's context once the request's reads have been counted against the key's limit. */
 interface DispatchContext extends RpcCallContext {
@@ -73,12 +78,14 @@ export function createJsonRpcHandler({
     switch (method) {
       case 'sendTransaction': {
         const sent = await desk.sendTransaction(params, context);
-        return sent.ok ? { status: 200, body: resultResponse(id, sent.value) } : refusalReply(id, sent.error);
+        if (!sent.ok) return refusalReply(id, sent.error);
+        return { status: 200, body: resultResponse(id, sent.value), ...(sent.replayed === true ? { headers: REPLAYED } : {}) };
       }
       case 'sendBundle': {
         const sent = await desk.sendBundle(params, context);
         if (!sent.ok) return refusalReply(id, sent.error);
-        return { status: 200, body: resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures) };
+        const body = resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures);
+        return { status: 200, body, ...(sent.replayed === true ? { headers: REPLAYED } : {}) };
       }
       case 'simulateBundle': {
         if (!context.reads.ok) return refusalReply(id, context.reads.error);

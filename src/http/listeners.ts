@@ -12,6 +12,7 @@ import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { createKeyLimits } from '../limits/key-limits';
 import type { RateLimiter } from '../limits/rate-limiter';
 import type { SubmissionCore } from '../pipeline/submission-core';
+import type { IdempotencyStore } from '../stores/idempotency-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import { Admission } from './admission';
 import { freePortPair } from './port-pair';
@@ -36,11 +37,20 @@ export type ListenerSettings = Pick<
   | 'maxInFlightRequests'
   | 'maxInFlightPerKey'
   | 'maxEventLoopDelayMs'
+  | 'idempotencyTtlMs'
   | 'maxSubscriptionsPerConnection'
   | 'maxSubscriptionsPerKey'
   | 'maxSubscriptions'
   | 'webSocketPingMs'
 >;
+
+/**
+ * A claim with no answer this long was abandoned (its gateway stopped mid-answer): a submission's
+ * answer takes at most the upstream time-outs (a few seconds); a copy waits for it until then.
+ */
+const IDEMPOTENCY_ABANDONED_AFTER_MS = 15_000;
+/** How often a copy waiting on another gateway's answer looks again. */
+const IDEMPOTENCY_POLL_MS = 50;
 
 export interface ListenerParts {
   readonly authenticator: Authenticator;
@@ -48,6 +58,7 @@ export interface ListenerParts {
   readonly validator: TransactionValidator;
   readonly limiter: RateLimiter;
   readonly dashboard: DashboardFeed;
+  readonly idempotencyKeys: IdempotencyStore;
 }
 
 export interface Listeners {
@@ -82,6 +93,12 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     metricsToken: settings.metricsToken,
     dashboard: { feed: parts.dashboard, token: settings.dashboardToken },
     admission,
+    idempotency: {
+      store: parts.idempotencyKeys,
+      ttlMs: settings.idempotencyTtlMs,
+      abandonedAfterMs: IDEMPOTENCY_ABANDONED_AFTER_MS,
+      pollMs: IDEMPOTENCY_POLL_MS,
+    },
   });
   const subscriptions = new SubscriptionServer({
     authenticator,

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
 import type { Reply } from '../web/json-rpc-envelope';
+import type { RequestMeta } from './fast-path';
 import { refusal } from './refusal-replies';
 
 export function send(reply: FastifyReply, answer: Reply): FastifyReply {
@@ -21,6 +22,12 @@ export function refuse(request: FastifyRequest, reply: FastifyReply, error: Slip
 export function jitoCredential(request: FastifyRequest): string | string[] | undefined {
   return request.headers['x-jito-auth'] ?? (request.query as Record<string, string | string[] | undefined>).uuid;
 }
+
+/** What the answer needs of a Fastify request besides its body (the fast path reads the same from node:http). */
+export const metaOf = (request: FastifyRequest): RequestMeta => ({
+  requestId: request.id,
+  idempotencyKey: request.headers['idempotency-key'],
+});
 
 export function parseAntiMev(request: FastifyRequest): boolean | SlipwayError {
   const value = (request.query as Record<string, unknown>).anti_mev;

@@ -20,7 +20,7 @@ import { createLogStream } from './log-stream';
 import { answerAtOnce, clientErrorHandler, nodeServerFactory, type NodeListenerOptions } from './node-listener';
 import { registerOperatorRoutes, type OperatorRoutesOptions } from './operator-routes';
 import { requestIdOf } from './request-id';
-import { parseAntiMev, send } from './route-replies';
+import { metaOf, parseAntiMev, send } from './route-replies';
 import { createSubmissionAnswers, type SubmissionAnswersOptions } from './submission-answers';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
@@ -109,11 +109,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   for (const path of JSON_RPC_PATHS) {
     app.post(path, async (request, reply) =>
-      send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), request.id)),
+      send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
     );
   }
   app.post('/submit-batch', async (request, reply) =>
-    send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), request.id)),
+    send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
   );
   registerOperatorRoutes(app, options);
   registerFallbacks(app, BODY_LIMIT_BYTES);

@@ -4,44 +4,68 @@
  * apart. The submission desk answers submissions and alone counts and logs their outcomes.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { slipwayError } from '../errors/error-catalogue';
 import { checkJsonBody } from '../web/json-body';
+import { createIdempotency, parseIdempotencyKey, type IdempotencyOptions } from './idempotency';
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
 import { refusal } from './refusal-replies';
 import { createSubmissionDesk, type SubmissionDeskOptions } from './submission-desk';
 
-export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> & Omit<SubmissionDeskOptions, 'logSubmission'>;
+export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> &
+  Omit<SubmissionDeskOptions, 'logSubmission' | 'idempotency'> & {
+    readonly idempotency: Omit<IdempotencyOptions, 'logError'>;
+  };
+
+/** Marks a replayed answer (the first answer to its Idempotency-Key, again), as Stripe's API does. */
+export const REPLAYED_HEADER = 'idempotent-replayed';
 
 export function createSubmissionAnswers(
   options: SubmissionAnswersOptions,
   log: FastifyBaseLogger,
 ): { readonly answerRpc: Answerer; readonly answerBatch: Answerer } {
   // One info line per submission outcome (never the transaction or the key).
-  const desk = createSubmissionDesk({ ...options, logSubmission: (outcome) => log.info(outcome, 'submission') });
+  const idempotency = createIdempotency({ ...options.idempotency, logError: (error, what) => log.error({ err: error }, what) });
+  const desk = createSubmissionDesk({ ...options, idempotency, logSubmission: (outcome) => log.info(outcome, 'submission') });
   const handleRpc = createJsonRpcHandler({
     ...options,
     desk,
     logError: (error, method) => log.error({ err: error, method }, 'request failed unexpectedly'),
   });
   return {
-    answerRpc: async (body, key, antiMev, requestId) => {
+    answerRpc: async (body, key, antiMev, { requestId, idempotencyKey: header }) => {
       const unreadable = checkJsonBody(body);
       if (unreadable !== null) return refusal('/', unreadable);
       if (typeof antiMev !== 'boolean') return refusal('/', antiMev);
-      const reply = await handleRpc(body, { key, antiMev, requestId });
+      const idempotencyKey = parseIdempotencyKey(header);
+      if (!idempotencyKey.ok) return refusal('/', idempotencyKey.error);
+      if (idempotencyKey.value !== undefined && Array.isArray(body)) {
+        return refusal(
+          '/',
+          slipwayError(
+            'INVALID_REQUEST',
+            'An Idempotency-Key names one submission: send it with one sendTransaction or sendBundle, not a JSON-RPC batch; nothing was sent',
+          ),
+        );
+      }
+      const reply = await handleRpc(body, { key, antiMev, requestId, idempotencyKey: idempotencyKey.value });
       return reply.status === 204 ? { status: 204 } : reply;
     },
-    answerBatch: async (body, key, antiMev, requestId) => {
-      const request = { key, antiMev: antiMev === true, requestId };
+    answerBatch: async (body, key, antiMev, { requestId, idempotencyKey: header }) => {
+      const idempotencyKey = parseIdempotencyKey(header);
+      const request = { key, antiMev: antiMev === true, requestId, idempotencyKey: idempotencyKey.ok ? idempotencyKey.value : undefined };
       const unreadable = checkJsonBody(body);
       const submitted =
         unreadable !== null
           ? desk.refuse('submitBatch', request, unreadable)
           : typeof antiMev !== 'boolean'
             ? desk.refuse('submitBatch', request, antiMev)
-            : await desk.submitBatch(body, request);
+            : !idempotencyKey.ok
+              ? desk.refuse('submitBatch', request, idempotencyKey.error)
+              : await desk.submitBatch(body, request);
       if (!submitted.ok) return refusal('/submit-batch', submitted.error);
-      return { status: 200, body: { code: 1, message: 'success', signatures: submitted.value } };
+      const answer = { status: 200, body: { code: 1, message: 'success', signatures: submitted.value } };
+      return 'replayed' in submitted && submitted.replayed === true ? { ...answer, headers: { [REPLAYED_HEADER]: 'true' } } : answer;
     },
   };
 }

@@ -6,14 +6,18 @@
  * logged (one info line, with the request id) and, when refused, remembered for
  * `getSubmissionStatuses`, here and nowhere else.
  */
+import type { OutcomeReason } from '../core/outcome-reasons';
 import { refusalReason } from '../errors/refusal-reasons';
 import { ERROR_CATALOGUE, fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import { transactionsIn, type KeyLimits } from '../limits/key-limits';
-import { countSubmission } from '../metrics/metrics';
+import { computeBundleId } from '../core/bundle-id';
+import { countOutcomeReason, countSubmission } from '../metrics/metrics';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
 import type { Accepted, BundleReceipt, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
+import type { ValidatedTransaction } from '../validation/validate-transaction';
+import type { Answered, Idempotency } from './idempotency';
 import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './submission-params';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
@@ -24,13 +28,15 @@ export interface SubmissionOutcome {
   readonly operation: Operation;
   readonly keyId: string;
   readonly antiMev: boolean;
-  /** As `slipway_submissions_total` counts it. */
-  readonly outcome: 'accepted' | 'duplicate' | 'refused' | 'rejected';
+  /** As `slipway_submissions_total` counts it; `replayed`: the first answer to its Idempotency-Key, again. */
+  readonly outcome: 'accepted' | 'duplicate' | 'replayed' | 'refused' | 'rejected';
+  readonly idempotencyKey?: string;
   /** Accepted: the signatures, or the bundle ID. */
   readonly signatures?: readonly string[];
   readonly bundleId?: string;
-  /** Refused: the code and message the client got. */
+  /** Refused: the code and message the client got, and the outcome reason (core/outcome-reasons.ts). */
   readonly code?: number;
+  readonly reasonCode?: OutcomeReason;
   readonly error?: string;
 }
 
@@ -38,6 +44,8 @@ export interface SubmissionRequest {
   readonly key: ApiKeyRecord;
   readonly antiMev: boolean;
   readonly requestId: string;
+  /** The request's Idempotency-Key header, checked (idempotency.ts). */
+  readonly idempotencyKey?: string;
 }
 
 export interface SubmissionDeskOptions {
@@ -49,15 +57,20 @@ export interface SubmissionDeskOptions {
   /** Told of every refusal, for the landing report's refusal counts (stores/refusal-tally.ts). */
   readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
   readonly logSubmission: (outcome: SubmissionOutcome) => void;
+  /** Where Idempotency-Keys are claimed and answered. */
+  readonly idempotency: Idempotency;
 }
+
+/** A submission's answer; `replayed`: the first answer to its Idempotency-Key, given again. */
+export type DeskAnswer<T> = Result<T> & { readonly replayed?: true };
 
 export interface SubmissionDesk {
   /** `params` as JSON-RPC's `sendTransaction` takes them. */
-  sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<Result<string>>;
+  sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<DeskAnswer<string>>;
   /** `params` as Jito's `sendBundle` takes them. */
-  sendBundle(params: readonly unknown[], request: SubmissionRequest): Promise<Result<BundleReceipt>>;
+  sendBundle(params: readonly unknown[], request: SubmissionRequest): Promise<DeskAnswer<BundleReceipt>>;
   /** The whole `/submit-batch` body: `{jsonrpc?, id?, params: {transactions, options}}`. */
-  submitBatch(body: unknown, request: SubmissionRequest): Promise<Result<string[]>>;
+  submitBatch(body: unknown, request: SubmissionRequest): Promise<DeskAnswer<string[]>>;
   /** A submission refused before it could be read (a body that is not JSON, a bad `anti_mev`): counted and logged like the others. */
   refuse(operation: Operation, request: SubmissionRequest, error: SlipwayError): Result<never>;
 }
@@ -71,29 +84,53 @@ export function createSubmissionDesk({
   refusals,
   tallyRefusal,
   logSubmission,
+  idempotency,
 }: SubmissionDeskOptions): SubmissionDesk {
+  /** The pipeline's answer, or with an Idempotency-Key, the first answer to it (idempotency.ts). */
+  function submitOnce<T>(
+    operation: Operation,
+    request: SubmissionRequest,
+    transactions: readonly ValidatedTransaction[],
+    submit: () => Promise<Result<Accepted<T>>>,
+  ): Promise<Result<Answered<T>>> {
+    const { idempotencyKey } = request;
+    if (idempotencyKey === undefined) return submit();
+    const bundleId = operation === 'sendBundle' ? computeBundleId(transactions.map((tx) => tx.signature)) : null;
+    const submission = { keyId: request.key.id, idempotencyKey, operation, antiMev: request.antiMev, transactions, bundleId };
+    return idempotency.run(submission, submit);
+  }
+
   /** Counts, logs and (when refused) remembers what the submission came to, and answers its value. */
   function settle<T>(
     operation: Operation,
     request: SubmissionRequest,
     encoded: unknown,
-    result: Result<Accepted<T>>,
+    result: Result<Answered<T>>,
     shown: (value: T) => Pick<SubmissionOutcome, 'signatures' | 'bundleId'>,
-  ): Result<T> {
-    const line = { requestId: request.requestId, operation, keyId: request.key.id, antiMev: request.antiMev };
+  ): DeskAnswer<T> {
+    const { idempotencyKey } = request;
+    const line = {
+      requestId: request.requestId,
+      operation,
+      keyId: request.key.id,
+      antiMev: request.antiMev,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    };
     if (result.ok) {
-      const outcome = result.value.duplicate ? 'duplicate' : 'accepted';
+      const outcome = result.value.replayed === true ? 'replayed' : result.value.duplicate ? 'duplicate' : 'accepted';
       countSubmission(operation, outcome);
       logSubmission({ ...line, outcome, ...shown(result.value.value) });
-      return ok(result.value.value);
+      return outcome === 'replayed' ? { ...ok(result.value.value), replayed: true } : ok(result.value.value);
     }
     const { error } = result;
     const outcome = error.kind === 'BUNDLE_REJECTED' ? 'rejected' : 'refused';
+    const reasonCode = refusalReason(error);
     countSubmission(operation, outcome);
-    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, error: error.message });
+    countOutcomeReason(reasonCode);
+    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
     tallyRefusal?.(request.key.id, operation, error, encoded);
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
-      refusals.record(transaction, request.key.id, error.message, refusalReason(error));
+      refusals.record(transaction, request.key.id, error.message, reasonCode);
     return result;
   }
 
@@ -105,14 +142,16 @@ export function createSubmissionDesk({
       const limited = key.tps === null ? ADMITTED : await limits.submission(key, 1, false);
       const input = limited.ok ? await parseSendTransactionParams(params, validator) : limited;
       const sent = input.ok
-        ? await pipeline.sendTransaction(input.value.transaction, input.value.options, { keyId: key.id, antiMev: request.antiMev })
+        ? await submitOnce('sendTransaction', request, [input.value.transaction], () =>
+            pipeline.sendTransaction(input.value.transaction, input.value.options, { keyId: key.id, antiMev: request.antiMev }),
+          )
         : input;
       return settle('sendTransaction', request, params[0], sent, (signature) => ({ signatures: [signature] }));
     },
 
     async sendBundle(params, request) {
       const { key } = request;
-      const sent = await (async (): Promise<Result<Accepted<BundleReceipt>>> => {
+      const sent = await (async (): Promise<Result<Answered<BundleReceipt>>> => {
         if (!key.bundle) {
           return refused(
             slipwayError(
@@ -124,7 +163,10 @@ export function createSubmissionDesk({
         const limited =
           key.tps === null && key.bundlesPerSecond === null ? ADMITTED : await limits.submission(key, transactionsIn(params[0]), true);
         const txs = limited.ok ? await parseSendBundleParams(params, validator) : limited;
-        return txs.ok ? pipeline.sendBundle(txs.value, { keyId: key.id, antiMev: request.antiMev }) : txs;
+        if (!txs.ok) return txs;
+        return submitOnce('sendBundle', request, txs.value, () =>
+          pipeline.sendBundle(txs.value, { keyId: key.id, antiMev: request.antiMev }),
+        );
       })();
       return settle('sendBundle', request, params[0], sent, (receipt) => ({ bundleId: receipt.bundleId, signatures: receipt.signatures }));
     },
@@ -132,14 +174,17 @@ export function createSubmissionDesk({
     async submitBatch(body, request) {
       const { key } = request;
       const members = (body as { params?: { transactions?: unknown } } | null)?.params?.transactions;
-      const sent = await (async (): Promise<Result<Accepted<string[]>>> => {
+      const sent = await (async (): Promise<Result<Answered<string[]>>> => {
         const envelope = checkBatchEnvelope(body);
         if (envelope !== null) return refused(envelope);
         // The key's limit is taken before the transactions are parsed and their signatures verified.
         const limited = key.tps === null ? undefined : await limits.submission(key, transactionsIn(members), false);
         const txs =
           limited === undefined || limited.ok ? await parseSubmitBatchParams((body as { params?: unknown }).params, validator) : limited;
-        return txs.ok ? pipeline.submitBatch(txs.value, { keyId: key.id, antiMev: request.antiMev }) : txs;
+        if (!txs.ok) return txs;
+        return submitOnce('submitBatch', request, txs.value, () =>
+          pipeline.submitBatch(txs.value, { keyId: key.id, antiMev: request.antiMev }),
+        );
       })();
       return settle('submitBatch', request, Array.isArray(members) ? members : [], sent, (signatures) => ({ signatures }));
     },

@@ -5,13 +5,14 @@
  * upstream names), never free text.
  */
 import client from 'prom-client';
+import { OUTCOME_REASONS, type OutcomeReason } from '../core/outcome-reasons';
 import { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
-export type Outcome = 'accepted' | 'duplicate' | 'refused' | 'rejected';
+export type Outcome = 'accepted' | 'duplicate' | 'replayed' | 'refused' | 'rejected';
 
 const OPERATIONS: readonly Operation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
-const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'refused', 'rejected'];
+const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'];
 
 // The hot path counts in plain arrays; prom-client gets the increments when it collects.
 // Its own labelled `inc` hashes and validates the labels on every call (bound children
@@ -46,7 +47,7 @@ function collectDeltas(counts: Float64Array, labels: readonly Record<string, str
 
 export const submissionsTotal = new client.Counter({
   name: 'slipway_submissions_total',
-  help: 'Submissions by operation and outcome (accepted, duplicate, refused, rejected).',
+  help: 'Submissions by operation and outcome (accepted, duplicate, replayed, refused, rejected).',
   labelNames: ['operation', 'outcome'] as const,
   collect: collectDeltas(
     submissionCounts,
@@ -160,6 +161,25 @@ export const transactionStatesTotal = new client.Counter({
   collect: collectDeltas(
     stateCounts,
     TRANSACTION_STATES.map((state) => ({ state })),
+  ),
+});
+
+// Why submissions did not land, by outcome reason code: refusals (submission-desk.ts) and final states (counting-journal.ts).
+const REASONS = Object.keys(OUTCOME_REASONS) as OutcomeReason[];
+const reasonCounts = new Float64Array(REASONS.length);
+
+/** Counts one submission refused, or one transaction ending without landing (or landing failed), for `reason`. */
+export const countOutcomeReason = (reason: OutcomeReason): void => {
+  reasonCounts[REASONS.indexOf(reason)]! += 1;
+};
+
+export const outcomeReasonsTotal = new client.Counter({
+  name: 'slipway_outcome_reasons_total',
+  help: 'Why submissions did not land, by reason code (docs/API.md, Outcome reasons): each refused submission once, and each transaction that ended failed, expired or rejected once.',
+  labelNames: ['reason'] as const,
+  collect: collectDeltas(
+    reasonCounts,
+    REASONS.map((reason) => ({ reason })),
   ),
 });
 

@@ -158,7 +158,7 @@ export class SubmissionTracker {
     const changes: StateChange[] = [];
     const finished: TrackedTransaction[] = [];
     const finish = (item: TrackedTransaction, change: Omit<StateChange, 'seq' | 'position'>) => {
-      changes.push({ seq: item.seq, position: item.position, ...change });
+      changes.push({ seq: item.seq, position: item.position, id: item.tx.signature, ...change });
       finished.push(item);
       this.transactions.delete(item.tx.signature);
     };
@@ -323,7 +323,10 @@ export class SubmissionTracker {
       chunk.forEach((bundle, j) => {
         const status = statuses[j]!;
         const members = (change: Omit<StateChange, 'seq' | 'position'>) =>
-          Array.from({ length: bundle.size }, (_, position) => changes.push({ seq: bundle.seq, position, ...change }) - 1);
+          Array.from(
+            { length: bundle.size },
+            (_, position) => changes.push({ seq: bundle.seq, position, id: bundle.bundleId, ...change }) - 1,
+          );
         bundle.polls += 1;
         if (status.status === 'Landed') {
           // Its transactions landed together: each gets the bundle's times.

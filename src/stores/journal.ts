@@ -104,6 +104,8 @@ export interface StateChange {
   /** Absent: the reason stays as it was; null: it is cleared (a held transaction sent). */
   readonly reason?: string | null;
   readonly error?: unknown;
+  /** The transaction's signature (or its bundle's ID), for the log line of a transaction that ended; not stored. */
+  readonly id?: string;
   /** On landing (landed or failed): when (epoch ms, estimated from the slot), and how many slots after the one seen at receipt. */
   readonly landedAt?: number | null;
   readonly slotsToLand?: number | null;

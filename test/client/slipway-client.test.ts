@@ -23,7 +23,7 @@ import { computeBundleId } from '../../src/core/bundle-id';
 import { runCli } from '../helpers/process';
 import { startTestGateway } from '../helpers/gateway';
 import { useGateway } from '../helpers/use-gateway';
-import { balanceOf, connect, fundedKeypair, transferTx } from '../helpers/solana';
+import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 import { until } from '../helpers/until';
 
 const ctx = useGateway();
@@ -186,5 +186,41 @@ describe('createSlipwayClient', () => {
     const signature = await patient.sendTransaction(txs[2]!);
     assert.match(signature, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
     assert.ok(refusedOnce >= 1, 'it was refused first, waited and was taken');
+  });
+  it('an answer lost on the way is asked for again under the same Idempotency-Key: the first answer, one execution', async () => {
+    const alice = await fundedKeypair(ctx.connection);
+    const bob = Keypair.generate();
+    const keys: (string | null)[] = [];
+    let lose = true;
+    // The request reaches the gateway and is answered; the answer never reaches the client.
+    const lossy: typeof fetch = async (input, init) => {
+      keys.push(new Headers(init?.headers).get('idempotency-key'));
+      const response = await fetch(input, init);
+      if (!lose) return response;
+      lose = false;
+      await response.text();
+      throw new TypeError('fetch failed: the connection was reset');
+    };
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key, fetch: lossy });
+    const signature = await client.sendTransaction(await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000));
+    assert.equal(keys.length, 2, 'sent twice');
+    assert.match(keys[0]!, /^[0-9a-f-]{36}$/);
+    assert.equal(keys[1], keys[0], 'under the same key');
+    await waitForStatus(ctx.connection, signature);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 1_000_000);
+
+    lose = true;
+    const members = [await transferTx(ctx.connection, alice, bob.publicKey, 2_000_000)];
+    const signatures = await client.submitBatch(members, { idempotencyKey: 'batch-7' });
+    assert.deepEqual(keys.slice(2), ['batch-7', 'batch-7']);
+    await waitForStatus(ctx.connection, signatures[0]!);
+    assert.equal(await balanceOf(ctx.connection, bob.publicKey), 3_000_000);
+
+    // Each call has a key of its own; with retries off, a lost answer is thrown.
+    await client.sendTransaction(await transferTx(ctx.connection, alice, bob.publicKey, 4_000_000));
+    assert.notEqual(keys.at(-1), keys[0]);
+    lose = true;
+    const once = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key, fetch: lossy, maxRetries: 0 });
+    await assert.rejects(once.sendTransaction(await transferTx(ctx.connection, alice, bob.publicKey, 8_000_000)), /connection was reset/);
   });
 });

@@ -23,6 +23,8 @@ import { keypairIdentity, transactionBuilder } from '@metaplex-foundation/umi';
 import { fromWeb3JsInstruction } from '@metaplex-foundation/umi-web3js-adapters';
 import { sendTransaction as helpersSendTransaction } from '@solana-developers/helpers';
 import { JitoJsonRpcClient } from 'jito-js-rpc';
+import bs58 from 'bs58';
+import { createSlipwayClient } from '../../src/client';
 import { makeDataDir } from '../helpers/gateway';
 import { SLIPWAY, startServer, type ServerProcess } from '../helpers/process';
 import { until } from '../helpers/until';
@@ -32,6 +34,8 @@ const JITO_MINIMUM_TIP = 1_000;
 
 interface Shape {
   readonly name: string;
+  /** Bundles go to a block engine, which wants its minimum tip (the embedded ledger executes them itself). */
+  readonly engine: boolean;
   start(): Promise<{ server: ServerProcess; stop(): Promise<void> }>;
 }
 
@@ -55,6 +59,7 @@ function startLedger(dir: string): Promise<{ child: ChildProcess; url: string }>
 const SHAPES: Shape[] = [
   {
     name: 'the default bin/slipway serve (embedded ledger)',
+    engine: false,
     async start() {
       const dir = makeDataDir();
       const server = await startServer(dir, { SLIPWAY_LOG_LEVEL: 'warn' });
@@ -70,6 +75,7 @@ const SHAPES: Shape[] = [
   },
   {
     name: 'a gateway in front of bin/slipway ledger',
+    engine: true,
     async start() {
       const ledgerDir = makeDataDir();
       const dir = makeDataDir();
@@ -261,5 +267,34 @@ for (const shape of SHAPES) {
       assert.equal(await balance(recipient), AMOUNT);
       assert.equal(await balance(tipAccount), tipBefore + JITO_MINIMUM_TIP);
     });
+
+    it(
+      'jito-js-rpc: a bundle tipping less than the minimum is refused (-32093, naming the tip and the minimum) and ends tip_below_minimum',
+      {
+        skip: !shape.engine && 'the embedded ledger takes bundles without a tip',
+      },
+      async () => {
+        const jito = new JitoJsonRpcClient(`${running.server.url}/api/v1`, key);
+        const tipAccount = new PublicKey(((await jito.getTipAccounts()) as { result: string[] }).result[0]!);
+        const payer = await funded();
+        const { blockhash } = await connection.getLatestBlockhash();
+        const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+          transfer(payer, Keypair.generate().publicKey),
+          transfer(payer, tipAccount, JITO_MINIMUM_TIP - 1),
+        );
+        tx.sign(payer);
+        const sent = (await jito.sendBundle([[tx.serialize().toString('base64')], { encoding: 'base64' }])) as {
+          error?: { code: number; message: string };
+        };
+        assert.equal(sent.error?.code, -32093, JSON.stringify(sent));
+        assert.match(sent.error.message, /tips 999 lamports to the block engine's tip accounts; at least 1000 are needed/);
+        const signature = bs58.encode(tx.signatures[0]!.signature!);
+        const client = createSlipwayClient({ url: running.server.url, apiKey: key });
+        const [status] = await client.getStatuses([signature]);
+        assert.deepEqual([status?.kind, status?.reasonCode], ['refused', 'tip_below_minimum']);
+        const metrics = await (await fetch(`${running.server.url}/metrics`)).text();
+        assert.match(metrics, /^slipway_outcome_reasons_total\{reason="tip_below_minimum"\} 1$/m);
+      },
+    );
   });
 }

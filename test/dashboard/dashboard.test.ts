@@ -183,8 +183,8 @@ describe('/dashboard in Chromium', () => {
     await page.waitForSelector(`[data-signature="${failing}"][data-state="failed"]`, { timeout: 15_000 });
     assert.match(
       (await page.textContent(`[data-signature="${failing}"] .why`)) ?? '',
-      /custom program error: 0x1/,
-      'why it failed is shown',
+      /^failed_on_chain .*custom program error: 0x1/,
+      'why it failed is shown, with its outcome reason code',
     );
     assert.equal(await page.locator('tr[data-kind="batch"]').count(), 1);
 

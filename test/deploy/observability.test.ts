@@ -205,4 +205,14 @@ describe('deploy/ monitoring', () => {
       assert.deepEqual(panel.datasource, { type: 'prometheus', uid: '${datasource}' }, `panel "${panel.title}"`);
     }
   });
+  it("every metric Slipway registers is in docs/API.md's metrics table", () => {
+    collectProcessMetrics();
+    const api = fs.readFileSync(path.join(__dirname, '../../../docs/API.md'), 'utf8');
+    const table = api.slice(api.indexOf('## Metrics'), api.indexOf('## Versioning'));
+    const missing = metricsRegistry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .filter((name) => name.startsWith('slipway_') && !table.includes(`\`${name}\``));
+    assert.deepEqual(missing, []);
+  });
 });

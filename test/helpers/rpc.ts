@@ -24,3 +24,18 @@ export async function rpc(url: string, key: string, method: string, params: unkn
 export async function submitBatch(url: string, key: string, transactions: unknown, options: unknown = [], query = ''): Promise<HttpAnswer> {
   return post(`${url}/submit-batch${query}`, { jsonrpc: '2.0', id: 1, params: { transactions, options } }, { 'x-api-key': key });
 }
+
+/** One `sendTransaction` of a Base64 transaction with the key in `x-api-key`; `config` adds to `{encoding: 'base64'}`, `headers` to the request's. */
+export async function sendTransaction(
+  url: string,
+  key: string,
+  tx: string,
+  config: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  return post(
+    url,
+    { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', ...config }] },
+    { 'x-api-key': key, ...headers },
+  );
+}

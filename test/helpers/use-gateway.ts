@@ -3,13 +3,13 @@
  * @solana/web3.js connection that carries the all-permissions key.
  */
 import { after, before } from 'node:test';
-import type { Connection } from '@solana/web3.js';
+import type { Connection, Keypair } from '@solana/web3.js';
 import type { Settings } from '../../src/config/config';
 import { startCluster, type Cluster } from './cluster';
 import { startTestGateway, type TestGateway } from './gateway';
 import { POSTGRES_URL, testSchema } from './postgres';
 import { REDIS_URL, testRedisPrefix } from './redis';
-import { connect } from './solana';
+import { connect, fundedKeypair } from './solana';
 
 /**
  * `cluster` (set by the files in test/cluster/contract-*.test.ts before they load a contract
@@ -56,5 +56,14 @@ export function useGateway(settings: Settings = {}): GatewayContext {
     context.connection = connect(context.gw.url, context.gw.key);
   });
   after(() => context.gw.close());
+  return context;
+}
+
+/** As useGateway, with a payer funded with `sol` before the file's tests run. */
+export function useFundedGateway(settings: Settings = {}, sol = 10): GatewayContext & { readonly payer: Keypair } {
+  const context = useGateway(settings) as GatewayContext & { payer: Keypair };
+  before(async () => {
+    context.payer = await fundedKeypair(context.connection, sol);
+  });
   return context;
 }

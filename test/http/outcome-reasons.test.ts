@@ -5,34 +5,24 @@
  * expired, a bundle rejected whole.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Keypair, type Connection } from '@solana/web3.js';
+import { describe, it } from 'node:test';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { OUTCOME_REASONS } from '../../src/core/outcome-reasons';
-import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { rpc } from '../helpers/rpc';
-import { connect, failingTransferTx, fundedKeypair, transferTx } from '../helpers/solana';
+import { failingTransferTx, transferTx } from '../helpers/solana';
+import { useFundedGateway } from '../helpers/use-gateway';
 
 describe('outcome reasons', () => {
-  let gw: TestGateway;
-  let chain: Connection;
-  let payer: Keypair;
-
-  before(async () => {
-    gw = await startTestGateway();
-    chain = connect(gw.url, gw.key);
-    payer = await fundedKeypair(chain, 10);
-  });
-  after(async () => {
-    await gw?.close();
-  });
+  const ctx = useFundedGateway();
 
   const signatureOf = (base64: string) => bs58.encode(Buffer.from(base64, 'base64').subarray(1, 65));
-  const send = (tx: string, skipPreflight = false) => rpc(gw.url, gw.key, 'sendTransaction', [tx, { encoding: 'base64', skipPreflight }]);
-  const statusOf = async (id: string) => (await rpc(gw.url, gw.key, 'getSubmissionStatuses', [[id]])).body.result.value[0];
+  const send = (tx: string, skipPreflight = false) =>
+    rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [tx, { encoding: 'base64', skipPreflight }]);
+  const statusOf = async (id: string) => (await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[id]])).body.result.value[0];
 
   it('a refusal at the edge: invalid_request; on its preflight: simulation_failed', async () => {
-    const forged = Buffer.from(await transferTx(chain, payer, Keypair.generate().publicKey, 1_000_000), 'base64');
+    const forged = Buffer.from(await transferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey, 1_000_000), 'base64');
     forged[70]! ^= 1;
     const forgedText = forged.toString('base64');
     assert.equal((await send(forgedText)).body.error.code, -32003);
@@ -40,19 +30,19 @@ describe('outcome reasons', () => {
     assert.deepEqual([refused.kind, refused.state, refused.reasonCode], ['refused', 'rejected', 'invalid_request']);
 
     const poor = Keypair.generate();
-    const unpaid = await failingTransferTx(chain, payer, poor.publicKey);
+    const unpaid = await failingTransferTx(ctx.connection, ctx.payer, poor.publicKey);
     assert.equal((await send(unpaid)).body.error.code, -32002);
     assert.equal((await statusOf(signatureOf(unpaid))).reasonCode, 'simulation_failed');
   });
 
-  it('failed on chain: failed_on_chain, with the error in words', async () => {
-    const unpaid = await failingTransferTx(chain, payer, Keypair.generate().publicKey);
+  it('failed on ctx.connection: failed_on_chain, with the error in words', async () => {
+    const unpaid = await failingTransferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey);
     const signature = (await send(unpaid, true)).body.result as string;
     // The tracker settles it once the ledger reports it confirmed (a slot or two).
     let status = await statusOf(signature);
     for (let round = 0; round < 100 && status.state === 'forwarded'; round++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await gw.app.tracker.runRound();
+      await ctx.gw.app.tracker.runRound();
       status = await statusOf(signature);
     }
     assert.deepEqual([status.state, status.reasonCode], ['failed', 'failed_on_chain'], JSON.stringify(status));
@@ -62,24 +52,24 @@ describe('outcome reasons', () => {
 
   it('an unknown blockhash: expired, blockhash_expired', async () => {
     const { Transaction, SystemProgram } = await import('@solana/web3.js');
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: bs58.encode(Buffer.alloc(32, 9)) }).add(
-      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+    const tx = new Transaction({ feePayer: ctx.payer.publicKey, recentBlockhash: bs58.encode(Buffer.alloc(32, 9)) }).add(
+      SystemProgram.transfer({ fromPubkey: ctx.payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
     );
-    tx.sign(payer);
+    tx.sign(ctx.payer);
     const signature = (await send(tx.serialize().toString('base64'), true)).body.result as string;
     const status = await statusOf(signature);
     assert.deepEqual([status.state, status.reasonCode], ['expired', 'blockhash_expired'], JSON.stringify(status));
   });
 
   it('a bundle rejected whole: engine_rejected in getSubmissionStatuses and getInflightBundleStatuses', async () => {
-    const good = await transferTx(chain, payer, Keypair.generate().publicKey, 1_000_000);
-    const bad = await failingTransferTx(chain, payer, Keypair.generate().publicKey);
-    const answer = await rpc(gw.url, gw.key, 'sendBundle', [[good, bad], { encoding: 'base64' }]);
+    const good = await transferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey, 1_000_000);
+    const bad = await failingTransferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey);
+    const answer = await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[good, bad], { encoding: 'base64' }]);
     assert.equal(answer.body.error.code, -32090);
     const bundleId = answer.body.error.data.bundleId as string;
     const status = await statusOf(bundleId);
     assert.deepEqual([status.kind, status.state, status.reasonCode], ['bundle', 'rejected', 'engine_rejected'], JSON.stringify(status));
-    const inflight = (await rpc(gw.url, gw.key, 'getInflightBundleStatuses', [[bundleId]])).body.result.value[0];
+    const inflight = (await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[bundleId]])).body.result.value[0];
     assert.deepEqual([inflight.status, inflight.reason_code], ['Failed', 'engine_rejected']);
   });
 

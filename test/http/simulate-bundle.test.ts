@@ -13,21 +13,11 @@ import bs58 from 'bs58';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { post } from '../helpers/rpc';
-import { connect, fundedKeypair } from '../helpers/solana';
+import { fundedKeypair } from '../helpers/solana';
+import { useFundedGateway } from '../helpers/use-gateway';
 
 describe('simulateBundle through the gateway', () => {
-  let gw: TestGateway;
-  let chain: Connection;
-  let payer: Keypair;
-
-  before(async () => {
-    gw = await startTestGateway();
-    chain = connect(gw.url, gw.key);
-    payer = await fundedKeypair(chain, 10);
-  });
-  after(async () => {
-    await gw?.close();
-  });
+  const ctx = useFundedGateway();
 
   const transfer = async (connection: Connection, from: Keypair, to: PublicKey, lamports: number) => {
     const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: (await connection.getLatestBlockhash()).blockhash }).add(
@@ -43,12 +33,12 @@ describe('simulateBundle through the gateway', () => {
     const poor = Keypair.generate();
     const recipient = Keypair.generate().publicKey;
     const txs = [
-      await transfer(chain, payer, poor.publicKey, 1_000_000),
-      await transfer(chain, payer, recipient, LAMPORTS_PER_SOL),
-      await transfer(chain, poor, recipient, 5_000_000),
+      await transfer(ctx.connection, ctx.payer, poor.publicKey, 1_000_000),
+      await transfer(ctx.connection, ctx.payer, recipient, LAMPORTS_PER_SOL),
+      await transfer(ctx.connection, poor, recipient, 5_000_000),
     ];
     for (const path of ['', '/api/v1/bundles']) {
-      const answer = await simulate(`${gw.url}${path}`, gw.key, [{ encodedTransactions: txs }]);
+      const answer = await simulate(`${ctx.gw.url}${path}`, ctx.gw.key, [{ encodedTransactions: txs }]);
       assert.equal(answer.status, 200);
       const failing = bs58.encode(Buffer.from(txs[2]!, 'base64').subarray(1, 65));
       assert.equal(answer.body.result.value.summary.failed.tx_signature, failing, JSON.stringify(answer.body));
@@ -57,15 +47,15 @@ describe('simulateBundle through the gateway', () => {
         [null, null, { InstructionError: [0, { Custom: 1 }] }],
       );
     }
-    const good = await simulate(gw.url, gw.key, [{ encodedTransactions: txs.slice(0, 2) }]);
+    const good = await simulate(ctx.gw.url, ctx.gw.key, [{ encodedTransactions: txs.slice(0, 2) }]);
     assert.equal(good.body.result.value.summary, 'succeeded');
-    assert.equal(await chain.getBalance(recipient, 'processed'), 0);
-    assert.equal(await chain.getBalance(poor.publicKey, 'processed'), 0);
+    assert.equal(await ctx.connection.getBalance(recipient, 'processed'), 0);
+    assert.equal(await ctx.connection.getBalance(poor.publicKey, 'processed'), 0);
   });
 
   it('refuses a key without the bundle permission (403), and bad requests at the edge, saying what is wrong', async () => {
-    const tx = await transfer(chain, payer, Keypair.generate().publicKey, 1_000_000);
-    const forbidden = await simulate(gw.url, gw.plainKey, [{ encodedTransactions: [tx] }]);
+    const tx = await transfer(ctx.connection, ctx.payer, Keypair.generate().publicKey, 1_000_000);
+    const forbidden = await simulate(ctx.gw.url, ctx.gw.plainKey, [{ encodedTransactions: [tx] }]);
     assert.equal(forbidden.status, 403);
     assert.equal(forbidden.body.error.code, -32099);
     assert.match(forbidden.body.error.message, /may not call simulateBundle: bundles are enabled per key/);
@@ -76,7 +66,7 @@ describe('simulateBundle through the gateway', () => {
       [[{ encodedTransactions: [tx] }, { preExecutionAccountsConfigs: [{ addresses: [1] }] }], /addresses\[0\] is not a base58 address/],
     ];
     for (const [params, message] of cases) {
-      const answer = await simulate(gw.url, gw.key, params);
+      const answer = await simulate(ctx.gw.url, ctx.gw.key, params);
       assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
       assert.match(answer.body.error.message, message);
     }
@@ -144,7 +134,9 @@ describe('simulateBundle through the gateway', () => {
         },
       );
       try {
-        const answer = await simulate(plain.url, plain.key, [{ encodedTransactions: [await transfer(chain, payer, payer.publicKey, 1)] }]);
+        const answer = await simulate(plain.url, plain.key, [
+          { encodedTransactions: [await transfer(ctx.connection, ctx.payer, ctx.payer.publicKey, 1)] },
+        ]);
         assert.equal(answer.body.error?.code, -32092, JSON.stringify(answer.body));
         assert.match(answer.body.error.message, /none of its upstreams for bundles and reads \(agave\) simulates bundles/);
       } finally {
@@ -155,7 +147,7 @@ describe('simulateBundle through the gateway', () => {
 
     it('is refused, naming the upstreams asked, where none simulates bundles', async () => {
       const answer = await simulate(sinkOnly.url, sinkOnly.key, [
-        { encodedTransactions: [await transfer(chain, payer, payer.publicKey, 1)] },
+        { encodedTransactions: [await transfer(ctx.connection, ctx.payer, ctx.payer.publicKey, 1)] },
       ]);
       assert.equal(answer.body.error?.code, -32092, JSON.stringify(answer.body));
       assert.match(

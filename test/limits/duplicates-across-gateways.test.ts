@@ -12,7 +12,7 @@ import { createRedisDuplicateClaims } from '../../src/stores/duplicate-claims-re
 import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
-import { post, submitBatch } from '../helpers/rpc';
+import { post, sendTransaction, submitBatch } from '../helpers/rpc';
 
 const { prefix, clean: cleanRedis } = testRedisPrefix();
 
@@ -48,12 +48,7 @@ describe('duplicates across gateways sharing Redis', () => {
   };
   const transfer = (from: Keypair, lamports: number, tip = 0) => ledgerTransfer(cluster.ledger, from, lamports, tip);
   const sends = (method: string) => cluster.nodes[0]!.calls.filter((c) => c.method === method).length;
-  const sendTo = (gw: TestGateway, tx: string) =>
-    post(
-      gw.url,
-      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64', skipPreflight: true }] },
-      { 'x-api-key': gw.key },
-    );
+  const sendTo = (gw: TestGateway, tx: string) => sendTransaction(gw.url, gw.key, tx, { skipPreflight: true });
 
   it('the same transaction sent to both at once, and again later: forwarded once, the same signature from each', async () => {
     const from = payer();

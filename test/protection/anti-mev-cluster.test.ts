@@ -14,6 +14,7 @@ import type { SendEvidence } from '../../src/stores/journal';
 import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gateway';
 import { post, rpc, submitBatch } from '../helpers/rpc';
+import { exposuresAt, type Exposure } from '../helpers/exposure';
 
 /** Nine validators (fixed keys, so every run draws the same schedule), three of which sandwich: a third of the leaders. */
 const identities = Array.from({ length: 9 }, (_, i) =>
@@ -23,14 +24,6 @@ const sandwichers = identities.slice(0, 3);
 const SLOT_MS = 100;
 const WAVES = 100;
 const PER_WAVE = 3;
-
-interface Exposure {
-  slot: number;
-  leader: string;
-  path: 'public' | 'private';
-  exposedTo: string[];
-  sandwichedBy: string | null;
-}
 
 interface Sent {
   signature: string;
@@ -76,19 +69,7 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
     fs.rmSync(policyDir, { recursive: true, force: true });
   });
 
-  const exposures = async (signatures: string[]): Promise<(Exposure | null)[]> => {
-    const all: (Exposure | null)[] = [];
-    for (let i = 0; i < signatures.length; i += 256) {
-      const answer = await post(cluster.nodes[0]!.url, {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'getTransactionExposure',
-        params: [signatures.slice(i, i + 256)],
-      });
-      all.push(...(answer.body.result.value as (Exposure | null)[]));
-    }
-    return all;
-  };
+  const exposures = (signatures: string[]) => exposuresAt(cluster.nodes[0]!.url, signatures);
 
   it('no protected transaction lands in or is exposed to a sandwiching leader; unprotected ones land there in about their share', async (t) => {
     const payer = Keypair.generate();

@@ -20,6 +20,7 @@ import { ledgerTransfer } from '../helpers/cluster';
 import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gateway';
 import { post, rpc } from '../helpers/rpc';
 import { startTpuCluster, type TpuCluster } from '../helpers/tpu-cluster';
+import { exposuresAt, type Exposure } from '../helpers/exposure';
 
 /** Nine validators (the keys of anti-mev-cluster.test.ts, so the same schedule), three of which sandwich. */
 const identities = Array.from({ length: 9 }, (_, i) =>
@@ -39,15 +40,6 @@ const PER_WAVE = 2;
 const WAVE_MS = 60;
 
 type Route = 'jito' | 'tpu' | 'unprotected';
-
-interface Exposure {
-  slot: number;
-  leader: string;
-  path: 'public' | 'private' | 'tpu';
-  exposedTo: string[];
-  sandwichedBy: string | null;
-  tpuSenders: string[];
-}
 
 interface Sent {
   signature: string;
@@ -105,19 +97,7 @@ describe('anti-MEV through the TPU route, beside the block engine, on a cluster 
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const exposures = async (signatures: string[]): Promise<(Exposure | null)[]> => {
-    const all: (Exposure | null)[] = [];
-    for (let i = 0; i < signatures.length; i += 256) {
-      const answer = await post(cluster.url, {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'getTransactionExposure',
-        params: [signatures.slice(i, i + 256)],
-      });
-      all.push(...(answer.body.result.value as (Exposure | null)[]));
-    }
-    return all;
-  };
+  const exposures = (signatures: string[]) => exposuresAt(cluster.url, signatures);
 
   it('no protected transaction through the TPU route lands in or is seen by a sandwiching leader, and its evidence names every leader and address it went to', async (t) => {
     // The cluster's TPUs are the schedule's validators, sandwichers among them.

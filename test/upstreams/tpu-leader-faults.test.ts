@@ -15,7 +15,7 @@ import { loadTpuIdentity } from '../../src/upstreams/tpu-identity';
 import type { SendOptions, SendOutcome } from '../../src/upstreams/upstream';
 import { restoreValidatedTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
 import { startTestGateway } from '../helpers/gateway';
-import { post, rpc } from '../helpers/rpc';
+import { post, rpc, sendTransaction } from '../helpers/rpc';
 import { fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 import { startTpuCluster, until, type TpuCluster } from '../helpers/tpu-cluster';
 
@@ -170,16 +170,7 @@ describe('the tpu upstream when leaders misbehave', () => {
     const recipient = Keypair.generate().publicKey;
     try {
       await setTpuFault({ mode: 'drop' });
-      const answer = await post(
-        gw.url,
-        {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'sendTransaction',
-          params: [await transferTx(chain, payer, recipient, 3_000_000), { encoding: 'base64' }],
-        },
-        { 'x-api-key': gw.key },
-      );
+      const answer = await sendTransaction(gw.url, gw.key, await transferTx(chain, payer, recipient, 3_000_000));
       const signature = answer.body.result as string;
       assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
       const sends = async () => (await rpc(gw.url, gw.key, 'getSubmission', [signature])).body.result.value.transactions[0].sends as number;

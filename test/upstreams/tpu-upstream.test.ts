@@ -17,17 +17,10 @@ import { createTpuUpstream } from '../../src/upstreams/tpu';
 import { loadTpuIdentity } from '../../src/upstreams/tpu-identity';
 import type { ValidatedTransaction } from '../../src/validation/validate-transaction';
 import { makeDataDir, startTestGateway, type TestGateway } from '../helpers/gateway';
-import { post, rpc, submitBatch } from '../helpers/rpc';
+import { rpc, sendTransaction, submitBatch } from '../helpers/rpc';
 import { fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 import { startTpuCluster, until, type TpuCluster } from '../helpers/tpu-cluster';
-
-interface Exposure {
-  slot: number;
-  leader: string;
-  path: string;
-  exposedTo: string[];
-  tpuSenders?: string[];
-}
+import { exposuresAt, type Exposure } from '../helpers/exposure';
 
 describe('the tpu upstream in front of the local cluster', () => {
   let cluster: TpuCluster;
@@ -61,16 +54,9 @@ describe('the tpu upstream in front of the local cluster', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const exposureOf = async (signature: string): Promise<Exposure> => {
-    const answer = await post(cluster.url, { jsonrpc: '2.0', id: 1, method: 'getTransactionExposure', params: [[signature]] });
-    return answer.body.result.value[0] as Exposure;
-  };
+  const exposureOf = async (signature: string): Promise<Exposure> => (await exposuresAt(cluster.url, [signature]))[0]!;
   const send = async (tx: string, antiMev = false) => {
-    const answer = await post(
-      `${gw.url}/${antiMev ? '?anti_mev=1' : ''}`,
-      { jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, { encoding: 'base64' }] },
-      { 'x-api-key': gw.key },
-    );
+    const answer = await sendTransaction(`${gw.url}/${antiMev ? '?anti_mev=1' : ''}`, gw.key, tx);
     assert.equal(answer.body.error, undefined, JSON.stringify(answer.body));
     return answer.body.result as string;
   };
@@ -156,16 +142,7 @@ describe('the tpu upstream in front of the local cluster', () => {
     );
     try {
       const recipient = Keypair.generate().publicKey;
-      const answer = await post(
-        beside.url,
-        {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'sendTransaction',
-          params: [await transferTx(chain, payer, recipient, 6_000_000), { encoding: 'base64' }],
-        },
-        { 'x-api-key': beside.key },
-      );
+      const answer = await sendTransaction(beside.url, beside.key, await transferTx(chain, payer, recipient, 6_000_000));
       const signature = answer.body.result as string;
       assert.equal(typeof signature, 'string', JSON.stringify(answer.body));
       await waitForStatus(chain, signature, 10_000);
