@@ -130,9 +130,13 @@ export interface LandingQuery {
   readonly keyId?: string;
 }
 
-/** A transaction as the landing report reads it: no wire bytes, no reason words. */
-export interface LandingRow {
-  readonly seq: number;
+/**
+ * Transactions alike in everything the landing report reads (kind, key, route, state and
+ * times to land), counted by the journal's own query: a report reads a few thousand groups,
+ * not a row per transaction. A bundle's members land together with the same times, so each
+ * bundle is in one group, and `submissions` adds up across groups.
+ */
+export interface LandingGroup {
   readonly kind: SubmissionKind;
   readonly keyId: string;
   /** Route names joined by `+` (as the landing metric labels them). */
@@ -141,6 +145,9 @@ export interface LandingRow {
   /** Landed or failed, when known: from receipt to landing. */
   readonly msToLand: number | null;
   readonly slotsToLand: number | null;
+  /** How many transactions, and of how many submissions. */
+  readonly transactions: number;
+  readonly submissions: number;
 }
 
 export interface Journal {
@@ -164,8 +171,8 @@ export interface Journal {
   list(query: JournalQuery): Promise<JournalEntry[]>;
   /** The highest sequence number recorded, 0 when empty. */
   lastSeq(): Promise<number>;
-  /** One row per transaction of the submissions received since `sinceMs` (of one key, if given): what the landing report counts. */
-  landingRows(query: LandingQuery): Promise<LandingRow[]>;
+  /** The transactions of the submissions received since `sinceMs` (of one key, if given), counted in groups: what the landing report reads. */
+  landingGroups(query: LandingQuery): Promise<LandingGroup[]>;
   /** Shared journals only: which gateway follows each unfinished submission. */
   readonly leases?: SubmissionLeases;
   close(): Promise<void>;

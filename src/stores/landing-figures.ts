@@ -5,7 +5,7 @@
  * bundles are counted as bundles too. docs/API.md defines each figure.
  */
 import type { OutcomeReason } from '../core/outcome-reasons';
-import type { LandingRow, SubmissionKind } from './journal';
+import type { LandingGroup, SubmissionKind } from './journal';
 import type { RefusalCount, RefusedOperation } from './refusal-counts';
 
 export const OPERATIONS: readonly RefusedOperation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
@@ -74,9 +74,9 @@ export interface LandingFigures extends Figures {
   byRoute: Record<string, Figures>;
 }
 
-/** The figures of these transactions and refusals (all of one key, or of every key). */
-export function landingFigures(rows: readonly LandingRow[], refusals: readonly Omit<RefusalCount, 'minute'>[]): LandingFigures {
-  const byRoute = new Map<string, LandingRow[]>();
+/** The figures of these groups of transactions and refusals (all of one key, or of every key). */
+export function landingFigures(rows: readonly LandingGroup[], refusals: readonly Omit<RefusalCount, 'minute'>[]): LandingFigures {
+  const byRoute = new Map<string, LandingGroup[]>();
   for (const row of rows) {
     const list = byRoute.get(row.route);
     if (list === undefined) byRoute.set(row.route, [row]);
@@ -100,19 +100,21 @@ export function landingFigures(rows: readonly LandingRow[], refusals: readonly O
   };
 }
 
-function figuresOf(rows: readonly LandingRow[]): Figures {
-  const transactions: TransactionCounts = { submitted: rows.length, landed: 0, failedOnChain: 0, expired: 0, rejected: 0, pending: 0 };
-  const ms: number[] = [];
-  const slots: number[] = [];
+function figuresOf(rows: readonly LandingGroup[]): Figures {
+  const transactions: TransactionCounts = { submitted: 0, landed: 0, failedOnChain: 0, expired: 0, rejected: 0, pending: 0 };
+  const ms: Sample[] = [];
+  const slots: Sample[] = [];
   for (const row of rows) {
-    if (row.state === 'landed') transactions.landed += 1;
-    else if (row.state === 'failed') transactions.failedOnChain += 1;
-    else if (row.state === 'expired') transactions.expired += 1;
-    else if (row.state === 'rejected') transactions.rejected += 1;
-    else transactions.pending += 1;
+    const n = row.transactions;
+    transactions.submitted += n;
+    if (row.state === 'landed') transactions.landed += n;
+    else if (row.state === 'failed') transactions.failedOnChain += n;
+    else if (row.state === 'expired') transactions.expired += n;
+    else if (row.state === 'rejected') transactions.rejected += n;
+    else transactions.pending += n;
     if (row.state === 'landed' || row.state === 'failed') {
-      if (row.msToLand !== null) ms.push(Math.max(0, row.msToLand));
-      if (row.slotsToLand !== null) slots.push(row.slotsToLand);
+      if (row.msToLand !== null) ms.push({ value: Math.max(0, row.msToLand), count: n });
+      if (row.slotsToLand !== null) slots.push({ value: row.slotsToLand, count: n });
     }
   }
   const final = transactions.landed + transactions.failedOnChain + transactions.expired + transactions.rejected;
@@ -124,15 +126,14 @@ function figuresOf(rows: readonly LandingRow[]): Figures {
   };
 }
 
-function bundlesOf(rows: readonly LandingRow[]): BundleCounts {
-  // A bundle's members share its state: its first one (any one) says what the bundle came to.
-  const states = new Map<number, LandingRow['state']>();
-  for (const row of rows) states.set(row.seq, row.state);
-  const counts: BundleCounts = { submitted: states.size, landed: 0, notLanded: 0, pending: 0 };
-  for (const state of states.values()) {
-    if (state === 'landed') counts.landed += 1;
-    else if (state === 'forwarded' || state === 'held') counts.pending += 1;
-    else counts.notLanded += 1;
+function bundlesOf(rows: readonly LandingGroup[]): BundleCounts {
+  // A bundle's members share its state and times: each bundle is in one group.
+  const counts: BundleCounts = { submitted: 0, landed: 0, notLanded: 0, pending: 0 };
+  for (const { state, submissions } of rows) {
+    counts.submitted += submissions;
+    if (state === 'landed') counts.landed += submissions;
+    else if (state === 'forwarded' || state === 'held') counts.pending += submissions;
+    else counts.notLanded += submissions;
   }
   return counts;
 }
@@ -147,10 +148,25 @@ function refusedOf(refusals: readonly Omit<RefusalCount, 'minute'>[]): Refused {
   return { transactions, byReason };
 }
 
+/** A value and how many samples have it. */
+export interface Sample {
+  readonly value: number;
+  readonly count: number;
+}
+
 /** Nearest rank: the p-th percentile is the smallest sample with at least p % of the samples at or below it. */
-export function percentiles(samples: number[]): Percentiles {
-  if (samples.length === 0) return { samples: 0, p50: null, p99: null };
-  const sorted = samples.sort((a, b) => a - b);
-  const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-  return { samples: sorted.length, p50: rank(50), p99: rank(99) };
+export function percentiles(samples: readonly Sample[]): Percentiles {
+  const total = samples.reduce((n, s) => n + s.count, 0);
+  if (total === 0) return { samples: 0, p50: null, p99: null };
+  const sorted = [...samples].sort((a, b) => a.value - b.value);
+  const rank = (p: number) => {
+    const wanted = Math.max(1, Math.ceil((p / 100) * total));
+    let seen = 0;
+    for (const { value, count } of sorted) {
+      seen += count;
+      if (seen >= wanted) return value;
+    }
+    return sorted.at(-1)!.value;
+  };
+  return { samples: total, p50: rank(50), p99: rank(99) };
 }

@@ -27,11 +27,11 @@ export interface LandingReports {
   ofEveryKey(periodMs: number): Promise<{ all: LandingReport; keys: LandingReport[] }>;
 }
 
-export function createLandingReports(journal: Pick<Journal, 'landingRows'>, refusals: Pick<RefusalCounts, 'totals'>): LandingReports {
+export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, refusals: Pick<RefusalCounts, 'totals'>): LandingReports {
   const read = async (periodMs: number, keyId?: string) => {
     const until = Date.now();
     const sinceMs = until - periodMs;
-    const [rows, refused] = await Promise.all([journal.landingRows({ sinceMs, keyId }), refusals.totals({ sinceMs, keyId })]);
+    const [rows, refused] = await Promise.all([journal.landingGroups({ sinceMs, keyId }), refusals.totals({ sinceMs, keyId })]);
     const period = { since: new Date(sinceMs).toISOString(), until: new Date(until).toISOString() };
     return { rows, refused, period };
   };

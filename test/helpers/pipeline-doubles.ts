@@ -14,7 +14,7 @@ import { createRouter, type Router } from '../../src/pipeline/router';
 import { createSubmissionPipeline, type SubmissionPipeline } from '../../src/pipeline/submission-pipeline';
 import { SubmissionTracker } from '../../src/pipeline/submission-tracker';
 import { SafeWindow } from '../../src/protection/safe-window';
-import type { Journal, JournalEntry, NewSubmission, StateChange } from '../../src/stores/journal';
+import type { Journal, JournalEntry, LandingGroup, NewSubmission, StateChange } from '../../src/stores/journal';
 import type { BundleSendResult, Upstream } from '../../src/upstreams/upstream';
 import { validateTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
 
@@ -98,20 +98,27 @@ export function memoryJournal(): MemoryJournal {
     async lastSeq() {
       return entries.length;
     },
-    async landingRows(query) {
-      return entries
-        .filter((e) => e.createdAt >= query.sinceMs && (query.keyId === undefined || e.keyId === query.keyId))
-        .flatMap((e) =>
-          e.transactions.map((tx) => ({
-            seq: e.seq,
+    async landingGroups(query) {
+      // As the journals' GROUP BY counts them.
+      const groups = new Map<string, { group: LandingGroup; seqs: Set<number> }>();
+      for (const e of entries.filter((e) => e.createdAt >= query.sinceMs && (query.keyId === undefined || e.keyId === query.keyId))) {
+        for (const tx of e.transactions) {
+          const fields = {
             kind: e.kind,
             keyId: e.keyId,
             route: e.routes.join('+'),
             state: tx.state,
             msToLand: tx.landedAt === null ? null : tx.landedAt - e.createdAt,
             slotsToLand: tx.slotsToLand,
-          })),
-        );
+          };
+          const key = JSON.stringify(fields);
+          const found = groups.get(key) ?? { group: { ...fields, transactions: 0, submissions: 0 }, seqs: new Set<number>() };
+          found.seqs.add(e.seq);
+          found.group = { ...found.group, transactions: found.group.transactions + 1, submissions: found.seqs.size };
+          groups.set(key, found);
+        }
+      }
+      return [...groups.values()].map((g) => g.group);
     },
     async close() {},
   };

@@ -190,7 +190,7 @@ for (const backend of backends) {
       assert.deepEqual([released.transactions[0]!.state, released.transactions[0]!.reason], ['forwarded', null]);
     });
 
-    it('landing times: kept once set, never cleared by a later change; read back by landingRows, of one key or all, since a time', async () => {
+    it('landing times: kept once set, never cleared by a later change; read back by landingGroups, of one key or all, since a time', async () => {
       const journal = await open();
       const keyId = `key_${crypto.randomBytes(4).toString('hex')}`;
       const before = Date.now();
@@ -211,18 +211,36 @@ for (const backend of backends) {
           ['forwarded', null, null],
         ],
       );
-      const rows = await journal.landingRows({ sinceMs: before - 1, keyId });
-      assert.deepEqual(
-        rows.map((r) => [r.seq, r.kind, r.keyId, r.route, r.state, r.msToLand, r.slotsToLand]),
-        [
-          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'landed', 420, 2],
-          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'failed', 800, null],
-          [seq, 'batch', keyId, 'rpc-a+rpc-b', 'forwarded', null, null],
-        ],
+      // A second batch with one landing like the first one's, and a bundle whose members land together.
+      const second = await journal.record({ ...journalSubmission('batch', 3), keyId, routes: ['rpc-a', 'rpc-b'] });
+      const bundle = await journal.record({
+        ...journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') }),
+        keyId,
+      });
+      const createdOf = async (s: number) => (await journal.after(s - 1)).find((e) => e.seq === s)!.createdAt;
+      const [secondAt, bundleAt] = [await createdOf(second), await createdOf(bundle)];
+      await journal.update([
+        { seq: second, position: 0, state: 'landed', slot: 90, landedAt: secondAt + 420, slotsToLand: 2 },
+        { seq: bundle, position: 0, state: 'landed', slot: 95, landedAt: bundleAt + 1000, slotsToLand: 4 },
+        { seq: bundle, position: 1, state: 'landed', slot: 95, landedAt: bundleAt + 1000, slotsToLand: 4 },
+      ]);
+      const groups = (await journal.landingGroups({ sinceMs: before - 1, keyId }))
+        .map((g) => [g.kind, g.keyId, g.route, g.state, g.msToLand, g.slotsToLand, g.transactions, g.submissions])
+        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      const route = 'rpc-a+rpc-b';
+      assert.deepEqual(groups, [
+        ['batch', keyId, route, 'failed', 800, null, 1, 1],
+        ['batch', keyId, route, 'forwarded', null, null, 3, 2],
+        ['batch', keyId, route, 'landed', 420, 2, 2, 2],
+        ['bundle', keyId, 'embedded', 'landed', 1000, 4, 2, 1],
+      ]);
+      assert.deepEqual(await journal.landingGroups({ sinceMs: Date.now() + 60_000, keyId }), []);
+      assert.deepEqual(await journal.landingGroups({ sinceMs: before - 1, keyId: 'someone else' }), []);
+      const everyKey = (await journal.landingGroups({ sinceMs: before - 1 })).filter((g) => g.keyId === keyId);
+      assert.equal(
+        everyKey.reduce((n, g) => n + g.transactions, 0),
+        8,
       );
-      assert.deepEqual(await journal.landingRows({ sinceMs: Date.now() + 60_000, keyId }), []);
-      assert.deepEqual(await journal.landingRows({ sinceMs: before - 1, keyId: 'someone else' }), []);
-      assert.ok((await journal.landingRows({ sinceMs: before - 1 })).filter((r) => r.keyId === keyId).length === 3);
     });
 
     it('protected sends: the first with its submission, the later ones recorded, all read back in order', async () => {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { slipwayError } from '../../src/errors/error-catalogue';
-import type { LandingRow } from '../../src/stores/journal';
+import type { LandingGroup } from '../../src/stores/journal';
 import { decodeBatch, BatchEncoder } from '../../src/stores/journal-log-codec';
 import { landingFigures, percentiles } from '../../src/stores/landing-figures';
 import { parsePeriod } from '../../src/stores/landing-reports';
@@ -18,43 +18,56 @@ import { createSqliteRefusalCounts } from '../../src/stores/refusal-counts-sqlit
 import { RefusalTally } from '../../src/stores/refusal-tally';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 
-const row = (
-  seq: number,
-  kind: LandingRow['kind'],
-  state: LandingRow['state'],
+/** A group of `transactions` transactions of `submissions` submissions (one by default). */
+const group = (
+  kind: LandingGroup['kind'],
+  state: LandingGroup['state'],
   ms: number | null = null,
   route = 'embedded',
-): LandingRow => ({
-  seq,
+  transactions = 1,
+  submissions = transactions,
+): LandingGroup => ({
   kind,
   keyId: 'k',
   route,
   state,
   msToLand: ms,
   slotsToLand: ms === null ? null : Math.floor(ms / 400),
+  transactions,
+  submissions,
 });
+const samples = (...values: number[]) => values.map((value) => ({ value, count: 1 }));
 
 describe('landing figures', () => {
   it('percentiles by nearest rank', () => {
-    assert.deepEqual(percentiles(Array.from({ length: 100 }, (_, i) => 100 - i)), { samples: 100, p50: 50, p99: 99 });
-    assert.deepEqual(percentiles([7]), { samples: 1, p50: 7, p99: 7 });
-    assert.deepEqual(percentiles([3, 1]), { samples: 2, p50: 1, p99: 3 });
+    assert.deepEqual(percentiles(samples(...Array.from({ length: 100 }, (_, i) => 100 - i))), { samples: 100, p50: 50, p99: 99 });
+    assert.deepEqual(percentiles(samples(7)), { samples: 1, p50: 7, p99: 7 });
+    assert.deepEqual(percentiles(samples(3, 1)), { samples: 2, p50: 1, p99: 3 });
     assert.deepEqual(percentiles([]), { samples: 0, p50: null, p99: null });
+    // Counted samples: 98 of 10 ms, one of 20, one of 500: the 99th percentile is the 99th sample, 20.
+    assert.deepEqual(
+      percentiles([
+        { value: 500, count: 1 },
+        { value: 10, count: 98 },
+        { value: 20, count: 1 },
+      ]),
+      { samples: 100, p50: 10, p99: 20 },
+    );
+    assert.deepEqual(percentiles([{ value: 5, count: 0 }]), { samples: 0, p50: null, p99: null });
   });
 
   it('counts transactions by outcome, landed % of the final ones, bundles once each, by operation and route', () => {
     const rows = [
-      row(1, 'transaction', 'landed', 400),
-      row(2, 'transaction', 'failed', 800),
-      row(3, 'transaction', 'expired'),
-      row(4, 'transaction', 'forwarded'),
-      row(5, 'batch', 'landed', 1200, 'rpc-a+rpc-b'),
-      row(5, 'batch', 'rejected', null, 'rpc-a+rpc-b'),
-      row(6, 'bundle', 'landed', 2000, 'jito'),
-      row(6, 'bundle', 'landed', 2000, 'jito'),
-      row(7, 'bundle', 'rejected', null, 'jito'),
-      row(7, 'bundle', 'rejected', null, 'jito'),
-      row(8, 'transaction', 'held'),
+      group('transaction', 'landed', 400),
+      group('transaction', 'failed', 800),
+      group('transaction', 'expired'),
+      group('transaction', 'forwarded'),
+      group('batch', 'landed', 1200, 'rpc-a+rpc-b'),
+      group('batch', 'rejected', null, 'rpc-a+rpc-b'),
+      // Two bundles of two: one landed, one rejected.
+      group('bundle', 'landed', 2000, 'jito', 2, 1),
+      group('bundle', 'rejected', null, 'jito', 2, 1),
+      group('transaction', 'held'),
     ];
     const refusals: Omit<RefusalCount, 'minute'>[] = [
       { keyId: 'k', operation: 'sendTransaction', reasonCode: 'rate_limited', count: 5 },
