@@ -172,6 +172,28 @@ describe('the landing report', () => {
     assert.notEqual(own.keyId, first.keyId);
   });
 
+  it('counts a refused batch or bundle as its transactions, under its operation', async () => {
+    const key = gw.plainKey;
+    const bundle = await rpc(gw.url, key, 'sendBundle', [
+      [await transferTx(chain, payer, to(), 1_000_000), await transferTx(chain, payer, to(), 1_000_000)],
+      { encoding: 'base64' },
+    ]);
+    assert.equal(bundle.body.error.code, -32099, 'this key may not send bundles');
+    const forged = Buffer.from(await transferTx(chain, payer, to(), 1_000_000), 'base64');
+    forged[70]! ^= 1;
+    const batch = await submitBatch(gw.url, key, [
+      await transferTx(chain, payer, to(), 1_000_000),
+      forged.toString('base64'),
+      await transferTx(chain, payer, to(), 1_000_000),
+    ]);
+    assert.notEqual(batch.body.code, 1, JSON.stringify(batch.body));
+    const own = await settled(key, 5);
+    assert.equal(own.transactions.submitted, 0);
+    assert.deepEqual(own.byOperation.sendBundle!.refused, { transactions: 2, byReason: { not_permitted: 2 } });
+    assert.deepEqual(own.byOperation.submitBatch!.refused, { transactions: 3, byReason: { invalid_request: 3 } });
+    assert.equal(own.landedPercent, null, 'nothing submitted, nothing final');
+  });
+
   it('bin/slipway report --json says the same, per key and for all keys, beside the running server', async () => {
     const cli = await runCli(['report', '--json', '--data-dir', gw.dataDir]);
     assert.equal(cli.code, 0, cli.stderr);
@@ -180,8 +202,13 @@ describe('the landing report', () => {
     assert.deepEqual(strip(mine), strip(first));
     assert.equal(all.keyId, null);
     assert.equal(all.transactions.submitted, first.transactions.submitted + limitedOutcome.accepted);
-    assert.equal(all.refused.byReason.rate_limited, limitedOutcome.rateLimited);
-    assert.equal(all.refused.byReason.invalid_request, FORGED);
+    // Every key's refusals: the first key's, the limited key's, and the plain key's batch and bundle.
+    assert.deepEqual(all.refused.byReason, {
+      invalid_request: FORGED + 3,
+      simulation_failed: 1,
+      rate_limited: limitedOutcome.rateLimited,
+      not_permitted: 2,
+    });
     const one = await runCli(['report', '--json', '--key', first.keyId!, '--since', '1h', '--data-dir', gw.dataDir]);
     assert.equal(one.code, 0, one.stderr);
     assert.deepEqual(strip(JSON.parse(one.stdout) as Report), strip(first));
