@@ -24,6 +24,7 @@ import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
 import type { Journal } from './stores/journal';
 import { openIdempotencyStore } from './stores/open-idempotency-store';
 import { openJournal } from './stores/open-journal';
+import { openRefusalCounts } from './stores/open-refusal-counts';
 import { closeRedis, connectRedis } from './stores/redis-connection';
 import { createUpstreams } from './upstreams/create-upstream';
 import { loadTpuIdentity, type TpuIdentity } from './upstreams/tpu-identity';
@@ -65,6 +66,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
   const journal = countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended'));
+  const refusalCounts = await openRefusalCounts(config);
   collectProcessMetrics();
 
   // The embedded ledger is opened only if a route uses it, and catches up with the journal after a crash.
@@ -84,10 +86,18 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The server's logger, once it exists: nothing logs through it before the listeners are made.
   const logError = (error: unknown, what: string) => listeners.server.log.warn({ err: error }, `${what} failed`);
   const claims = redis && createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs);
-  const submissions = await createSubmissionCore(config, { journal, upstreams, ledger, claims, initialSeq: replay.lastSeq, logError });
+  const submissions = await createSubmissionCore(config, {
+    journal,
+    refusalCounts,
+    upstreams,
+    ledger,
+    claims,
+    initialSeq: replay.lastSeq,
+    logError,
+  });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
-  const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), logError });
+  const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), reports: submissions.landingReports, logError });
   const idempotencyKeys = await openIdempotencyStore(config);
   const listeners = createListeners(config, {
     authenticator: keys.authenticator,

@@ -6,6 +6,7 @@ import { runApiDocs } from './api-docs';
 import { runDemo } from './demo';
 import { runKeys } from './keys';
 import { runLedger } from './ledger';
+import { runReport } from './report';
 import { runSend } from './send';
 import { runServe } from './serve';
 import { runStatus } from './status';
@@ -37,6 +38,9 @@ Commands:
   submissions list [--key ID] [--status S] [--limit N] [--json]
                                                   the newest submissions in the journal, with each transaction's state
   submissions show SIGNATURE|BUNDLE_ID [--json]   one submission's lifecycle (and, if protected, each send's evidence)
+  report [--key ID] [--since DURATION] [--json]   how submissions did (landed %, counts, refusals by reason, time to land
+                                                  p50/p99 in ms and slots), per key and for all keys, over the last
+                                                  DURATION (15m, 24h, 7d; default 24h): the journal, or the cluster's
   status [--url URL] [--token T] [--json]        a running gateway's figures (from its /metrics and /health)
   send [--url URL] [--key KEY] [--batch | --bundle] [--anti-mev] [--json] [--timeout-s S] FILE...
                                                   send signed transactions from files (raw bytes, or Base64 one
@@ -66,6 +70,8 @@ async function main(argv: string[]): Promise<number> {
       return runLedger(rest);
     case 'submissions':
       return runSubmissions(rest);
+    case 'report':
+      return runReport(rest);
     case 'status':
       return runStatus(rest);
     case 'send':

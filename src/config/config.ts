@@ -172,5 +172,6 @@ export const dataPaths = (dataDir: string) => ({
   keys: path.join(dataDir, 'keys.sqlite'),
   journal: path.join(dataDir, 'journal.sqlite'),
   idempotency: path.join(dataDir, 'idempotency.sqlite'),
+  refusals: path.join(dataDir, 'refusals.sqlite'),
   ledger: path.join(dataDir, 'ledger'),
 });

@@ -18,10 +18,14 @@ import { histogramQuantile } from '../metrics/prometheus-text';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, JournalEntry } from '../stores/journal';
 import type { ApiKeyRecord } from '../stores/key-store';
+import type { LandingReport, LandingReports } from '../stores/landing-reports';
 
 const OPERATIONS = ['sendTransaction', 'submitBatch', 'sendBundle'] as const;
 const HISTORY_POINTS = 300;
 const LATEST = 15;
+/** The landing report the page shows: the last hour, read again every few seconds while a page is open (it reads the journal). */
+const REPORT_PERIOD_MS = 3_600_000;
+const REPORT_EVERY_MS = 5_000;
 
 /** One second of the charts. */
 export interface Point {
@@ -43,6 +47,19 @@ export interface Tables {
     total: number;
   }[];
   readonly upstreams: readonly { name: string; ok: number; errors: number; p50Ms: number | null; openEndpoints: string[] }[];
+  /** Each key's landing report of the last hour (keys with submissions or refusals in it), then all keys' (keyId null). */
+  readonly reports: readonly KeyReport[];
+}
+
+/** A landing report as the page's table shows it. */
+export interface KeyReport {
+  readonly keyId: string | null;
+  readonly transactions: LandingReport['transactions'];
+  readonly final: number;
+  readonly landedPercent: number | null;
+  readonly refused: number;
+  readonly ms: { p50: number | null; p99: number | null };
+  readonly slots: { p50: number | null; p99: number | null };
 }
 
 export interface LatestSubmission {
@@ -67,6 +84,8 @@ export interface LatestSubmission {
 export interface DashboardFeedOptions {
   readonly journal: Journal;
   readonly keys: () => Promise<ApiKeyRecord[]>;
+  /** The landing reports (stores/landing-reports.ts); absent: no report table. */
+  readonly reports?: Pick<LandingReports, 'ofEveryKey'>;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -74,7 +93,8 @@ type Values = Awaited<ReturnType<Metric['get']>>['values'];
 
 export class DashboardFeed {
   private readonly history: Point[] = [];
-  private tables: Tables = { latest: [], keys: [], upstreams: [] };
+  private tables: Tables = { latest: [], keys: [], upstreams: [], reports: [] };
+  private reports: { at: number; rows: KeyReport[] } = { at: 0, rows: [] };
   private readonly listeners = new Set<(point: Point, tables: Tables) => void>();
   private previous: { requests: Values; landing: Values; keys: Values } | undefined;
   private readonly loop: RoundLoop;
@@ -102,7 +122,7 @@ export class DashboardFeed {
     try {
       // The charts' figures always (they are in memory); the tables' stores only while a page watches.
       const watched = this.listeners.size > 0;
-      const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys] = await Promise.all([
+      const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys, reports] = await Promise.all([
         submissionsTotal.get(),
         landingSeconds.get(),
         keyTransactionsTotal.get(),
@@ -111,6 +131,7 @@ export class DashboardFeed {
         upstreamCircuitOpen.get(),
         watched ? this.options.journal.list({ limit: LATEST }) : [],
         watched ? this.options.keys() : [],
+        watched ? this.reportRows() : [],
       ]);
       const now = { requests: copy(requests.values), landing: copy(landing.values), keys: copy(keyCounts.values) };
       const previous = this.previous ?? now;
@@ -143,13 +164,33 @@ export class DashboardFeed {
           p50Ms: toMs(median(bucketsOf(sendSeconds.values, (l) => l.upstream === name))),
           openEndpoints: circuits.values.filter((v) => v.labels.upstream === name && v.value === 1).map((v) => String(v.labels.endpoint)),
         })),
+        reports,
       };
       for (const listener of this.listeners) listener(point, this.tables);
     } catch (error) {
       this.options.logError(error, 'the dashboard sample');
     }
   }
+
+  /** The report table's rows, read again once REPORT_EVERY_MS has passed. */
+  private async reportRows(): Promise<KeyReport[]> {
+    const source = this.options.reports;
+    if (source === undefined || Date.now() - this.reports.at < REPORT_EVERY_MS) return this.reports.rows;
+    const { all, keys } = await source.ofEveryKey(REPORT_PERIOD_MS);
+    this.reports = { at: Date.now(), rows: [...keys, all].map(keyReport) };
+    return this.reports.rows;
+  }
 }
+
+const keyReport = (report: LandingReport): KeyReport => ({
+  keyId: report.keyId,
+  transactions: report.transactions,
+  final: report.final,
+  landedPercent: report.landedPercent,
+  refused: report.refused.transactions,
+  ms: { p50: report.timeToLand.ms.p50, p99: report.timeToLand.ms.p99 },
+  slots: { p50: report.timeToLand.slots.p50, p99: report.timeToLand.slots.p99 },
+});
 
 type Labels = Record<string, string | number>;
 // A counter's get() hands back its live entries, which the next inc changes in place: kept as

@@ -40,6 +40,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <table><thead><tr><th>Received</th><th>Kind</th><th>Key</th><th>Route</th><th>Transactions</th></tr></thead><tbody id="latest"></tbody></table>
 <h2>Keys: usage against limits</h2>
 <table><thead><tr><th>Key</th><th>Name</th><th>Last second</th><th>Limit (tx/s)</th><th>Bundles/s limit</th><th>Accepted since start</th></tr></thead><tbody id="keys"></tbody></table>
+<h2>Landing report per key, last hour</h2>
+<table><thead><tr><th>Key</th><th>Landed</th><th>Submitted</th><th>Landed</th><th>Failed on chain</th><th>Expired</th><th>Rejected</th><th>Pending</th><th>Refused</th><th>To land p50 / p99</th><th>Slots p50 / p99</th></tr></thead><tbody id="reports"></tbody></table>
 <h2>Upstreams</h2>
 <table><thead><tr><th>Upstream</th><th>Sends</th><th>Failed</th><th>Median send time</th><th>Health</th></tr></thead><tbody id="upstreams"></tbody></table>
 <script>
@@ -170,6 +172,15 @@ function render(tables) {
 
   document.getElementById('keys').innerHTML = tables.keys.map((k) =>
     '<tr data-key="' + esc(k.id) + '"><td><code>' + esc(k.id) + '</code></td><td>' + esc(k.name) + '</td><td>' + k.lastSecond + ' tx/s</td><td>' + (k.tps ?? 'none') + '</td><td>' + (k.bundlesPerSecond ?? 'none') + '</td><td>' + k.total + '</td></tr>').join('');
+  // Counts are of transactions; landed % is of those that reached a final state (docs/API.md, getLandingReport).
+  const pair = (p, unit) => (p.p50 === null ? '—' : p.p50 + ' / ' + p.p99 + unit);
+  document.getElementById('reports').innerHTML = tables.reports.map((r) => {
+    const t = r.transactions;
+    return '<tr data-report-key="' + esc(r.keyId ?? '*') + '"><td>' + (r.keyId === null ? '<b>all keys</b>' : '<code>' + esc(r.keyId) + '</code>') + '</td><td class="percent">' +
+      (r.landedPercent === null ? '—' : r.landedPercent.toFixed(2) + ' % of ' + r.final) + '</td>' +
+      [t.submitted, t.landed, t.failedOnChain, t.expired, t.rejected, t.pending, r.refused].map((n) => '<td>' + n + '</td>').join('') +
+      '<td>' + pair(r.ms, ' ms') + '</td><td>' + pair(r.slots, '') + '</td></tr>';
+  }).join('');
   document.getElementById('upstreams').innerHTML = tables.upstreams.length === 0 ? '<tr><td colspan="5" class="empty">nothing sent yet</td></tr>' : tables.upstreams.map((u) =>
     '<tr data-upstream="' + esc(u.name) + '"><td>' + esc(u.name) + '</td><td>' + u.ok + '</td><td>' + u.errors + '</td><td>' + (u.p50Ms === null ? '—' : u.p50Ms.toFixed(u.p50Ms < 10 ? 2 : 0) + ' ms') + '</td><td>' +
     (u.openEndpoints.length === 0 ? '<span class="landed">in rotation</span>' : '<span class="failed">out of rotation: ' + esc(u.openEndpoints.join(', ')) + '</span>') + '</td></tr>').join('');

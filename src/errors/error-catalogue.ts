@@ -60,6 +60,8 @@ export interface SlipwayError {
   readonly kind: ErrorKind;
   readonly message: string;
   readonly data?: unknown;
+  /** The submission was journaled (as `rejected`) before it was refused: the journal counts it, not the refusal counts. Never sent to clients. */
+  readonly journaled?: true;
 }
 
 /** Builds a refusal of the given kind; the message must tell the user what to change. */

@@ -57,6 +57,13 @@ export const JSON_RPC_METHODS: readonly MethodDescription[] = [
     servedBy: 'slipway',
   },
   {
+    name: 'getLandingReport',
+    params: '`[]` or `[{since?}]`: seconds, or a duration `"15m"`, `"24h"`, `"7d"` (default 24 h, at most 7 d)',
+    result: '`{keyId, since, until, transactions, final, landedPercent, timeToLand: {ms, slots}, refused, bundles, byOperation, byRoute}`',
+    notes: "Slipway's own; the calling key's submissions only; counted against its reads; docs/API.md defines each figure",
+    servedBy: 'slipway',
+  },
+  {
     name: 'getSignatureStatuses',
     params: '`[[signature, …1–256], {searchTransactionHistory?}]`',
     result: "Solana's shape",

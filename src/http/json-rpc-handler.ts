@@ -11,8 +11,10 @@ import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { StatusView } from '../pipeline/status-view';
 import type { ApiKeyRecord } from '../stores/key-store';
+import type { LandingReports } from '../stores/landing-reports';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
+import { landingReportOf } from './landing-report-method';
 import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
 import { simulateBundle } from './simulate-bundle';
 import type { SubmissionDesk } from './submission-desk';
@@ -38,6 +40,8 @@ export interface JsonRpcHandlerOptions {
   readonly desk: SubmissionDesk;
   readonly router: Router;
   readonly statusView: StatusView;
+  /** `getLandingReport`'s figures, a key's own. */
+  readonly landingReports: LandingReports;
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
@@ -60,7 +64,16 @@ const STATUS_METHODS = new Set([
 const SUBMISSION_METHODS = new Set(['sendTransaction', 'sendBundle']);
 const ADMITTED = ok(undefined);
 
-export function createJsonRpcHandler({ desk, router, statusView, limits, bundleResult, readAllowed, logError }: JsonRpcHandlerOptions) {
+export function createJsonRpcHandler({
+  desk,
+  router,
+  statusView,
+  landingReports,
+  limits,
+  bundleResult,
+  readAllowed,
+  logError,
+}: JsonRpcHandlerOptions) {
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<Reply> {
     switch (method) {
       case 'sendTransaction': {
@@ -88,6 +101,10 @@ export function createJsonRpcHandler({ desk, router, statusView, limits, bundleR
       }
       default: {
         if (!context.reads.ok) return refusalReply(id, context.reads.error);
+        if (method === 'getLandingReport') {
+          const report = await landingReportOf(params, context.key.id, landingReports);
+          return report.ok ? { status: 200, body: resultResponse(id, report.value) } : refusalReply(id, report.error);
+        }
         if (STATUS_METHODS.has(method)) {
           const answer =
             method === 'getSubmissionStatuses' || method === 'getSubmission' || method === 'getInflightBundleStatuses'

@@ -54,7 +54,7 @@ const IDEMPOTENCY_POLL_MS = 50;
 
 export interface ListenerParts {
   readonly authenticator: Authenticator;
-  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals'>;
+  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals' | 'tallyRefusal' | 'landingReports'>;
   readonly validator: TransactionValidator;
   readonly limiter: RateLimiter;
   readonly dashboard: DashboardFeed;

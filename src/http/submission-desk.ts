@@ -54,6 +54,8 @@ export interface SubmissionDeskOptions {
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   readonly refusals: RecentRefusals;
+  /** Told of every refusal, for the landing report's refusal counts (stores/refusal-tally.ts). */
+  readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
   readonly logSubmission: (outcome: SubmissionOutcome) => void;
   /** Where Idempotency-Keys are claimed and answered. */
   readonly idempotency: Idempotency;
@@ -80,6 +82,7 @@ export function createSubmissionDesk({
   validator,
   limits,
   refusals,
+  tallyRefusal,
   logSubmission,
   idempotency,
 }: SubmissionDeskOptions): SubmissionDesk {
@@ -125,6 +128,7 @@ export function createSubmissionDesk({
     countSubmission(operation, outcome);
     countOutcomeReason(reasonCode);
     logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
+    tallyRefusal?.(request.key.id, operation, error, encoded);
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
       refusals.record(transaction, request.key.id, error.message, reasonCode);
     return result;

@@ -31,6 +31,8 @@ export interface HeldTransaction {
   readonly options: SendOptions;
   /** When it was received (epoch ms). */
   readonly heldSince: number;
+  /** The slot seen when it was received (for the slots to land), when known. */
+  readonly receivedSlot?: number | null;
   /** Why it is held: the latest reason. */
   reason: string;
   /** The reason the journal holds, when it differs from `reason`. */
@@ -152,6 +154,7 @@ export class HoldQueue {
           upstreams: item.upstreams,
           attempts: 0,
           submittedAt: item.heldSince,
+          receivedSlot: item.receivedSlot ?? null,
           protected: true,
         });
       }

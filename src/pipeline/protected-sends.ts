@@ -64,7 +64,16 @@ export class ProtectedSends {
       txs.map(() => ({ state: 'held' as const, reason: outcomeReason('held_by_policy', decision.reason) })),
     );
     this.protection.holds.hold(
-      txs.map((tx, position) => ({ seq, position, tx, upstreams: route, options, heldSince: receivedAt, reason: decision.reason })),
+      txs.map((tx, position) => ({
+        seq,
+        position,
+        tx,
+        upstreams: route,
+        options,
+        heldSince: receivedAt,
+        receivedSlot: context.receivedSlot ?? null,
+        reason: decision.reason,
+      })),
     );
     protectedHeldTotal.inc(txs.length);
     return 'held';

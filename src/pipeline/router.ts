@@ -7,6 +7,7 @@ import type { RoutesConfig } from '../config/config-file';
 import type { Result } from '../errors/error-catalogue';
 import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import type { RpcAnswer, Upstream } from '../upstreams/upstream';
+import type { SlotWatch } from './slot-watch';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 
@@ -33,7 +34,8 @@ export interface Router {
   close(): Promise<void>;
 }
 
-export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: RoutesConfig): Router {
+/** `slots`, when given, is told every slot `getSlot` reads (the receipts' slot, slot-watch.ts). */
+export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: RoutesConfig, slots?: SlotWatch): Router {
   const resolve = (names: readonly string[]) => names.map((name) => upstreams.get(name)!);
   const table = {
     sendTransaction: resolve(routes.sendTransaction),
@@ -77,7 +79,11 @@ export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: R
       }
       return { answer: undefined, tried };
     },
-    getSlot: () => reads.getSlot(),
+    async getSlot() {
+      const slot = await reads.getSlot();
+      slots?.note(slot);
+      return slot;
+    },
     async close() {
       await Promise.all([...upstreams.values()].map((u) => u.close()));
     },

@@ -88,7 +88,7 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
       bundleId,
     );
     claims.settle(error === undefined ? [claimId] : [], error === undefined ? [] : [claimId]);
-    if (error !== undefined) return fail(error);
+    if (error !== undefined) return fail({ ...error, journaled: true });
     // Members are not remembered as sent alone: a block engine may still reject the bundle
     // (its statuses say so later), and each member must then be free to go again. A member
     // sent alone meanwhile is forwarded, and the network executes it at most once.

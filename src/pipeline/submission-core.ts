@@ -11,6 +11,9 @@ import { SafeWindow } from '../protection/safe-window';
 import type { RoundLoop } from '../runtime/round-loop';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
+import { createLandingReports, type LandingReports } from '../stores/landing-reports';
+import type { RefusalCounts } from '../stores/refusal-counts';
+import { RefusalTally } from '../stores/refusal-tally';
 import type { Upstream } from '../upstreams/upstream';
 import { HoldQueue } from './hold-queue';
 import { RecentRefusals } from './recent-refusals';
@@ -19,6 +22,7 @@ import { followUnfinished, warmDuplicateWindow } from './recovery';
 import { createRouter, type Router } from './router';
 import { createStatusView, type StatusView } from './status-view';
 import { createSubmissionPipeline, type SubmissionPipeline } from './submission-pipeline';
+import { SlotWatch } from './slot-watch';
 import { SubmissionTracker } from './submission-tracker';
 
 /** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
@@ -43,6 +47,8 @@ export type SubmissionSettings = Pick<
 
 export interface SubmissionParts {
   readonly journal: Journal;
+  /** Where refused submissions are counted (per key, operation, reason and minute), for the landing report. */
+  readonly refusalCounts: RefusalCounts;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   /** The embedded ledger, when a route uses it: its slots and leaders are the chain's. */
   readonly ledger: LocalLedger | undefined;
@@ -60,9 +66,12 @@ export interface SubmissionCore {
   readonly pipeline: SubmissionPipeline;
   readonly refusals: RecentRefusals;
   readonly statusView: StatusView;
+  /** Counts a refusal (the submission desk tells it of each), written once a second. */
+  readonly tallyRefusal: RefusalTally['refused'];
+  readonly landingReports: LandingReports;
   /** Follows what is unfinished, then starts tracking and holding. */
   start(): Promise<void>;
-  /** Stops the loops, the safe window's sources and the upstreams. */
+  /** Stops the loops, the safe window's sources and the upstreams; writes the last refusal counts. */
   stop(): Promise<void>;
 }
 
@@ -71,7 +80,15 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
   const { journal, ledger, logError } = parts;
   const recent = new RecentTransactions(settings.duplicateTtlMs, settings.duplicateMaxEntries);
   await warmDuplicateWindow(journal, recent, settings.duplicateTtlMs);
-  const router = createRouter(parts.upstreams, network.routes);
+  const slotMs = ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs;
+  // The last slot seen, fed by every getSlot the router and the tracker make: what receipts are stamped with.
+  const slots = new SlotWatch(slotMs);
+  // The embedded ledger makes the slots: its clock is the watch's exact source.
+  if (ledger !== undefined) {
+    slots.note(ledger.currentSlot);
+    ledger.onSlot((slot) => slots.note(slot));
+  }
+  const router = createRouter(parts.upstreams, network.routes, slots);
   const window = new SafeWindow(
     leaderTrackerFor(network, settings.leaderPollMs, ledger),
     policySourceFor(settings.validatorPolicy, settings.policyRefreshMs, (method, params) => router.call(method, params)),
@@ -84,8 +101,9 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     intervalMs,
     maxAttempts,
     capacity: queueCapacity,
-    slotMs: ledger === undefined ? MAINNET_SLOT_MS : settings.slotMs,
+    slotMs,
     window,
+    slots,
     logError,
   });
   const holds = new HoldQueue({
@@ -111,6 +129,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     claims: parts.claims,
   });
   const refusals = new RecentRefusals(settings.duplicateTtlMs);
+  const tally = new RefusalTally(parts.refusalCounts, logError);
   let leasing: RoundLoop | undefined;
   return {
     router,
@@ -119,10 +138,13 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     pipeline,
     refusals,
     statusView: createStatusView(journal, router, refusals),
+    tallyRefusal: (keyId, operation, error, encoded) => tally.refused(keyId, operation, error, encoded),
+    landingReports: createLandingReports(journal, parts.refusalCounts),
     async start() {
       leasing = await followUnfinished({ journal, router, tracker, holds, logError });
       tracker.start();
       holds.start();
+      tally.start();
     },
     async stop() {
       await leasing?.stop();
@@ -130,6 +152,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
       await tracker.stop();
       await window.close();
       await router.close();
+      await tally.close();
     },
   };
 }

@@ -35,6 +35,8 @@ import type { SubmissionTracker } from './submission-tracker';
 export interface SubmissionContext {
   readonly keyId: string;
   readonly antiMev: boolean;
+  /** The slot the gateway saw when the request came (stamped here, from the slot watch): for the slots it took to land. */
+  readonly receivedSlot?: number | null;
 }
 
 export interface BundleReceipt {
@@ -94,6 +96,8 @@ export function createSubmissionPipeline({
   claims,
 }: PipelineDependencies): SubmissionPipeline {
   const recorder = new SubmissionRecorder(journal, tracker, initialSeq);
+  // The slot is read from the tracker's watch, never asked for: a request waits for nothing more.
+  const received = (context: SubmissionContext): SubmissionContext => ({ ...context, receivedSlot: tracker.slotNow() });
   const cluster = new ClusterClaims(claims);
   const protectedSends = new ProtectedSends(protection, recorder);
   const submitBatch = createBatchSubmitter({ router, recent, claims: cluster, recorder, protectedSends });
@@ -153,7 +157,10 @@ export function createSubmissionPipeline({
       [protectedSends.withEvidence(stateAfter(outcome), outcome, route.value, decision)],
     );
     if (outcome.accepted === 0)
-      return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`));
+      return fail({
+        ...slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the transaction: ${outcome.failures.join('; ')}`),
+        journaled: true,
+      });
     recent.remember(tx);
     countTransactions('sendTransaction');
     return ok({ value: tx.signature, duplicate: false });
@@ -177,7 +184,7 @@ export function createSubmissionPipeline({
       const pending = inFlight.get(key);
       // The same bytes on their way already: this one is a duplicate of that one, whatever it comes to.
       if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return asDuplicate(await pending.result);
-      const result = sendFresh(tx, options, context).catch(journalFailure);
+      const result = sendFresh(tx, options, received(context)).catch(journalFailure);
       inFlight.set(key, { bytes: tx.wire.bytes, result });
       try {
         return await result;
@@ -186,8 +193,8 @@ export function createSubmissionPipeline({
       }
     },
 
-    submitBatch: (txs, context) => submitBatch(txs, context).catch(journalFailure),
-    sendBundle: (txs, context) => sendBundle(txs, context).catch(journalFailure),
+    submitBatch: (txs, context) => submitBatch(txs, received(context)).catch(journalFailure),
+    sendBundle: (txs, context) => sendBundle(txs, received(context)).catch(journalFailure),
 
     handedOverWatermark() {
       // Submissions are journaled after their route has them, except held ones, which reach it later.

@@ -50,12 +50,30 @@ export class SubmissionRecorder {
     if (route.some((u) => u.tracked)) {
       // Journaled within milliseconds of the request: close enough for a landing time.
       const submittedAt = Date.now();
+      const receivedSlot = context.receivedSlot ?? null;
       submission.transactions.forEach((entry, position) => {
         if (entry.state === 'forwarded' && submission.kind !== 'bundle')
-          this.tracker.track({ seq, position, tx: txs[position]!, upstreams: route, attempts: 0, submittedAt, protected: context.antiMev });
+          this.tracker.track({
+            seq,
+            position,
+            tx: txs[position]!,
+            upstreams: route,
+            attempts: 0,
+            submittedAt,
+            receivedSlot,
+            protected: context.antiMev,
+          });
       });
       if (submission.kind === 'bundle' && submission.transactions[0]?.state === 'forwarded') {
-        this.tracker.trackBundle({ seq, bundleId: submission.bundleId!, size: txs.length, upstreams: route, polls: 0, submittedAt });
+        this.tracker.trackBundle({
+          seq,
+          bundleId: submission.bundleId!,
+          size: txs.length,
+          upstreams: route,
+          polls: 0,
+          submittedAt,
+          receivedSlot,
+        });
       }
     }
     return seq;

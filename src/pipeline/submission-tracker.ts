@@ -23,11 +23,14 @@ import { landingSeconds, rebroadcastsTotal, rebroadcastShedTotal, trackedGauge }
 import { windowOptions, type SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';
 import { sendToRoute } from './route-send';
+import type { SlotWatch } from './slot-watch';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
 const STATUS_BATCH = 256;
+/** How stale the slot watch may get before a round asks for the slot itself (at most one getSlot per this while idle). */
+const SLOT_REFRESH_MS = 2_000;
 const BUNDLE_STATUS_BATCH = 5;
 const RESEND_OPTIONS: SendOptions = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: 0, minContextSlot: undefined };
 
@@ -39,6 +42,8 @@ export interface TrackedTransaction {
   attempts: number;
   /** When the request came (epoch ms), for the landing time. */
   readonly submittedAt: number;
+  /** The slot the gateway saw when the request came (slot-watch.ts), for the slots to land; null or absent when unknown (followed again after a restart). */
+  readonly receivedSlot?: number | null;
   /** Sent with anti_mev=1: rebroadcast only in a safe window. */
   readonly protected?: boolean;
   /** Since when its due rebroadcast has waited for a safe window, and why. */
@@ -53,13 +58,20 @@ export interface TrackedBundle {
   readonly upstreams: readonly Upstream[];
   polls: number;
   readonly submittedAt: number;
+  readonly receivedSlot?: number | null;
 }
 
-/** A landing the tracker saw, to be timed. */
+/** A landing the tracker saw (landed, or failed on chain), to be timed and journaled with its times. */
 interface Landing {
   readonly submittedAt: number;
-  readonly slot: number;
+  readonly receivedSlot: number | null;
+  /** Null when the route did not say (a bundle's engine): timed as seen now, with no slots. */
+  readonly slot: number | null;
   readonly route: readonly Upstream[];
+  /** Observed in slipway_landing_seconds: successful landings only. */
+  readonly observed: boolean;
+  /** Where its state changes are in the round's changes (a bundle's: one per member). */
+  readonly changes: readonly number[];
 }
 
 export interface TrackerOptions {
@@ -73,6 +85,8 @@ export interface TrackerOptions {
   readonly slotMs: number;
   /** The rule protected transactions' rebroadcasts obey (absent: nothing is protected). */
   readonly window?: SafeWindow;
+  /** The last slot the gateway saw: receipts read it, and the tracker keeps it fresh. */
+  readonly slots?: SlotWatch;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -93,6 +107,11 @@ export class SubmissionTracker {
 
   trackBundle(item: TrackedBundle): void {
     this.bundles.set(item.bundleId, item);
+  }
+
+  /** The slot now, as last seen (slot-watch.ts): what a submission received now is stamped with; null when unknown. */
+  slotNow(): number | null {
+    return this.options.slots?.at() ?? null;
   }
 
   get size(): number {
@@ -126,6 +145,7 @@ export class SubmissionTracker {
 
   private async checkAll(): Promise<void> {
     try {
+      await this.refreshSlot();
       await this.checkTransactions();
       await this.checkBundles();
     } catch (error) {
@@ -160,16 +180,29 @@ export class SubmissionTracker {
         if (status === null || status === undefined) unknown.push(item);
         // Processed but not yet confirmed: it may still be dropped on a fork; look again next round.
         else if (status.confirmationStatus === 'processed') return;
-        else if (status.err === null) {
-          finish(item, { state: 'landed', slot: status.slot });
-          landed.push({ submittedAt: item.submittedAt, slot: status.slot, route: item.upstreams });
-        } else
-          finish(item, {
-            state: 'failed',
+        else {
+          const succeeded = status.err === null;
+          finish(
+            item,
+            succeeded
+              ? { state: 'landed', slot: status.slot }
+              : {
+                  state: 'failed',
+                  slot: status.slot,
+                  reason: outcomeReason('failed_on_chain', describeTransactionErrorJson(status.err)),
+                  error: status.err,
+                },
+          );
+          // A failed transaction landed too (its fee was charged): it is timed the same way.
+          landed.push({
+            submittedAt: item.submittedAt,
+            receivedSlot: item.receivedSlot ?? null,
             slot: status.slot,
-            reason: outcomeReason('failed_on_chain', describeTransactionErrorJson(status.err)),
-            error: status.err,
+            route: item.upstreams,
+            observed: succeeded,
+            changes: [changes.length - 1],
           });
+        }
       });
     }
 
@@ -229,7 +262,7 @@ export class SubmissionTracker {
     const sends = await this.resendProtected(protectedResend, decision);
     rebroadcastsTotal.inc(resend.length + protectedResend.length);
     trackedGauge.set(this.transactions.size);
-    await this.observeLandings('transaction', landed);
+    await this.timeLandings('transaction', landed, changes);
     try {
       await Promise.all([
         journal.update(changes),
@@ -290,12 +323,21 @@ export class SubmissionTracker {
       chunk.forEach((bundle, j) => {
         const status = statuses[j]!;
         const members = (change: Omit<StateChange, 'seq' | 'position'>) =>
-          Array.from({ length: bundle.size }, (_, position) => changes.push({ seq: bundle.seq, position, id: bundle.bundleId, ...change }));
+          Array.from(
+            { length: bundle.size },
+            (_, position) => changes.push({ seq: bundle.seq, position, id: bundle.bundleId, ...change }) - 1,
+          );
         bundle.polls += 1;
         if (status.status === 'Landed') {
-          members({ state: 'landed', slot: status.landedSlot });
-          if (status.landedSlot !== null)
-            landed.push({ submittedAt: bundle.submittedAt, slot: status.landedSlot, route: bundle.upstreams });
+          // Its transactions landed together: each gets the bundle's times.
+          landed.push({
+            submittedAt: bundle.submittedAt,
+            receivedSlot: bundle.receivedSlot ?? null,
+            slot: status.landedSlot,
+            route: bundle.upstreams,
+            observed: status.landedSlot !== null,
+            changes: members({ state: 'landed', slot: status.landedSlot }),
+          });
         } else if (status.status === 'Failed')
           members({
             state: 'rejected',
@@ -311,7 +353,7 @@ export class SubmissionTracker {
         this.bundles.delete(bundle.bundleId);
       });
     }
-    await this.observeLandings('bundle', landed);
+    await this.timeLandings('bundle', landed, changes);
     try {
       await this.options.journal.update(changes);
     } catch (error) {
@@ -320,15 +362,36 @@ export class SubmissionTracker {
     }
   }
 
-  /** Request-to-landing times, each placed at its slot: the round sees a landing up to an interval late. */
-  private async observeLandings(kind: 'transaction' | 'bundle', landed: readonly Landing[]): Promise<void> {
+  /**
+   * Request-to-landing times, each placed at its slot: the round sees a landing up to an
+   * interval late, so a landing N slots before the current slot happened about N slots'
+   * time ago. Each landing's changes carry its time (`landedAt`, never before the request)
+   * and its slots from receipt (null when the receipt's slot is unknown); successful ones
+   * are observed in slipway_landing_seconds.
+   */
+  private async timeLandings(kind: 'transaction' | 'bundle', landed: readonly Landing[], changes: StateChange[]): Promise<void> {
     if (landed.length === 0) return;
     const current = await this.options.reads.getSlot().catch(() => undefined);
     const now = Date.now();
-    for (const { submittedAt, slot, route } of landed) {
-      const sinceLanding = current === undefined ? 0 : Math.max(0, current - slot) * this.options.slotMs;
-      landingSeconds.observe({ kind, route: route.map((u) => u.name).join('+') }, Math.max(0, now - sinceLanding - submittedAt) / 1000);
+    if (current !== undefined) this.options.slots?.note(current, now);
+    for (const landing of landed) {
+      const { submittedAt, receivedSlot, slot } = landing;
+      const sinceLanding = current === undefined || slot === null ? 0 : Math.max(0, current - slot) * this.options.slotMs;
+      const landedAt = Math.max(submittedAt, now - sinceLanding);
+      // The receipt's slot is extrapolated and may run a slot ahead of the chain: a landing is never counted before it.
+      const slotsToLand = receivedSlot === null || slot === null ? null : Math.max(0, slot - receivedSlot);
+      for (const at of landing.changes) changes[at] = { ...changes[at]!, landedAt, slotsToLand };
+      if (landing.observed)
+        landingSeconds.observe({ kind, route: landing.route.map((u) => u.name).join('+') }, (landedAt - submittedAt) / 1000);
     }
+  }
+
+  /** Keeps the slot watch fresh while nothing else asks for the slot, so that receipts between rounds read a recent slot. */
+  private async refreshSlot(): Promise<void> {
+    const slots = this.options.slots;
+    if (slots === undefined || slots.ageMs() < SLOT_REFRESH_MS) return;
+    const slot = await this.options.reads.getSlot().catch(() => undefined);
+    if (slot !== undefined) slots.note(slot);
   }
 
   /** Drops the most-retried hundredth of the tracked transactions (at least one). */

@@ -73,7 +73,10 @@ export function createBatchSubmitter({ router, recent, claims, recorder, protect
         ids.filter((_, i) => !went[i]),
       );
       if (!went.some(Boolean)) {
-        return fail(slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`));
+        return fail({
+          ...slipwayError('UPSTREAM_UNAVAILABLE', `no upstream took the batch: ${outcomes[0]!.failures.join('; ')}`),
+          journaled: true,
+        });
       }
       fresh.forEach((tx, position) => {
         if (went[position]) recent.remember(tx);

@@ -56,6 +56,7 @@ export function countingJournal(journal: Journal, logEnded: (ended: EndedTransac
     find: (signatureOrBundleId) => journal.find(signatureOrBundleId),
     list: (query) => journal.list(query),
     lastSeq: () => journal.lastSeq(),
+    landingGroups: (query) => journal.landingGroups(query),
     ...(journal.leases === undefined ? {} : { leases: journal.leases }),
     close: () => journal.close(),
   };

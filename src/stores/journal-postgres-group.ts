@@ -91,7 +91,8 @@ async function updateStates(client: pg.PoolClient, changes: readonly StateChange
     // A reason of null clears the one before; absent keeps it (journal.ts).
     await client.query(
       `UPDATE submission_transactions SET state = $1, slot = COALESCE($2, slot),
-         reason = CASE WHEN $3 THEN NULL ELSE COALESCE($4, reason) END, error = COALESCE($5::jsonb, error)
+         reason = CASE WHEN $3 THEN NULL ELSE COALESCE($4, reason) END, error = COALESCE($5::jsonb, error),
+         landed_at = COALESCE($8, landed_at), slots_to_land = COALESCE($9, slots_to_land)
        WHERE seq = $6 AND position = $7`,
       [
         change.state,
@@ -101,6 +102,8 @@ async function updateStates(client: pg.PoolClient, changes: readonly StateChange
         change.error === undefined ? null : JSON.stringify(change.error),
         change.seq,
         change.position,
+        change.landedAt ?? null,
+        change.slotsToLand ?? null,
       ],
     );
   }

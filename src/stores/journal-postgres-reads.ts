@@ -6,12 +6,12 @@
 import type pg from 'pg';
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodePostgresError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { listQuery, SELECT_UNFINISHED } from './journal-queries';
+import { landingQuery, landingGroupFrom, listQuery, SELECT_UNFINISHED, type LandingGroupRecord } from './journal-queries';
 
 /** Runs a query for submission rows and reads them back as entries, in the query's order. */
 export type SelectEntries = (sql: string, values: unknown[]) => Promise<JournalEntry[]>;
 
-export interface PostgresReads extends Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq'> {
+export interface PostgresReads extends Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups'> {
   readonly select: SelectEntries;
 }
 
@@ -33,6 +33,10 @@ export function createPostgresReads(pool: pg.Pool): PostgresReads {
     },
     async lastSeq() {
       return (await pool.query<{ seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM submissions')).rows[0]!.seq;
+    },
+    async landingGroups(query) {
+      const { sql, values } = landingQuery(query, 0, (n) => `$${n}`);
+      return (await pool.query<LandingGroupRecord>(sql, values)).rows.map(landingGroupFrom);
     },
   };
 }

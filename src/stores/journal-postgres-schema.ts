@@ -42,6 +42,9 @@ export const MIGRATIONS: PostgresMigrations = [
    CREATE INDEX protected_sends_seq ON protected_sends (seq);`,
   // Rebroadcast ownership: the gateway following each submission, until when (database time, ms).
   `ALTER TABLE submissions ADD COLUMN owner TEXT, ADD COLUMN lease_until BIGINT;`,
+  // The landing report's times: when a transaction landed (epoch ms, estimated from its slot)
+  // and how many slots after the one seen at its receipt; null before this and when unknown.
+  `ALTER TABLE submission_transactions ADD COLUMN landed_at BIGINT, ADD COLUMN slots_to_land BIGINT;`,
 ];
 
 /** How long a lease lasts without renewal: a stopped gateway's submissions are taken over after this. */

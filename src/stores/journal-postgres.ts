@@ -50,6 +50,7 @@ export async function createPostgresJournal(
     list: reads.list,
     leases: createPostgresLeases(pool, owner, reads.select),
     lastSeq: reads.lastSeq,
+    landingGroups: reads.landingGroups,
     async close() {
       await writes.drain();
       await pool.end();

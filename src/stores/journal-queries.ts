@@ -3,7 +3,7 @@
  * their placeholders differ): kept once, so that the two adapters cannot drift apart in
  * what `unfinished()` and `list()` mean.
  */
-import type { JournalQuery } from './journal';
+import type { JournalQuery, LandingQuery, LandingGroup, SubmissionKind, TransactionState } from './journal';
 
 /** Submissions with a transaction not yet final; the states as literals, as in the partial index's condition, so that the index is used. */
 export const SELECT_UNFINISHED =
@@ -25,3 +25,47 @@ export function listQuery(query: JournalQuery, placeholder: (n: number) => strin
   const condition = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   return { sql: `SELECT * FROM submissions ${condition} ORDER BY seq DESC LIMIT ${placeholder(values.length)}`, values };
 }
+
+/**
+ * `landingGroups()`'s query: the transactions of the submissions received from `fromSeq` on
+ * (SQLite finds the first by time; PostgreSQL passes 0) at or after `sinceMs`, counted by
+ * what the report tells apart, so that the database sums and the report reads a few groups.
+ * The time to land is counted from the submission's `created_at`, the journal's receipt
+ * time, so that both figures start from the same moment in either journal.
+ */
+export function landingQuery(query: LandingQuery, fromSeq: number, placeholder: (n: number) => string): { sql: string; values: unknown[] } {
+  const values: unknown[] = [fromSeq, query.sinceMs];
+  let sql = `SELECT s.kind, s.key_id, s.routes, t.state, t.landed_at - s.created_at AS ms_to_land, t.slots_to_land,
+       COUNT(*) AS transactions, COUNT(DISTINCT s.seq) AS submissions
+     FROM submissions s JOIN submission_transactions t ON t.seq = s.seq
+     WHERE s.seq >= ${placeholder(1)} AND s.created_at >= ${placeholder(2)}`;
+  if (query.keyId !== undefined) {
+    values.push(query.keyId);
+    sql += ` AND s.key_id = ${placeholder(3)}`;
+  }
+  const columns = 's.kind, s.key_id, s.routes, t.state, t.landed_at - s.created_at, t.slots_to_land';
+  return { sql: `${sql} GROUP BY ${columns}`, values };
+}
+
+export interface LandingGroupRecord {
+  kind: SubmissionKind;
+  key_id: string;
+  routes: string;
+  state: TransactionState;
+  ms_to_land: number | null;
+  slots_to_land: number | null;
+  transactions: number;
+  submissions: number;
+}
+
+/** A row of `landingQuery` as the report reads it. */
+export const landingGroupFrom = (row: LandingGroupRecord): LandingGroup => ({
+  kind: row.kind,
+  keyId: row.key_id,
+  route: row.routes.split(',').join('+'),
+  state: row.state,
+  msToLand: row.ms_to_land,
+  slotsToLand: row.slots_to_land,
+  transactions: row.transactions,
+  submissions: row.submissions,
+});

@@ -29,6 +29,9 @@ export interface TransactionRow {
   /** SQLite stores the JSON as text; PostgreSQL as JSONB, read back parsed. */
   error: unknown;
   attempts: number;
+  /** Added later (a migration): null for transactions journaled before, and until one lands. */
+  landed_at: number | null;
+  slots_to_land: number | null;
 }
 
 /** The reason column: `code: words` (core/outcome-reasons.ts), taken apart. */
@@ -66,6 +69,8 @@ export function entryFromRows(
       ...reasonOf(tx.reason, tx.state),
       error: decodeError(tx.error),
       attempts: tx.attempts,
+      landedAt: tx.landed_at ?? null,
+      slotsToLand: tx.slots_to_land ?? null,
       sends: sendsAt(tx.position),
     })),
   };

@@ -5,18 +5,20 @@
  */
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { listQuery } from './journal-queries';
+import { landingQuery, landingGroupFrom, listQuery, type LandingGroupRecord } from './journal-queries';
 import { lastSeqIn, type JournalStatements } from './journal-sqlite-statements';
 import type { JournalSignatures } from './journal-sqlite-signatures';
 import type { SqliteDatabase } from './sqlite-database';
+import type { ReportQueries } from './sqlite-report-queries';
 
-export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq'>;
+export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups'>;
 
 export function createSqliteReads(
   db: SqliteDatabase,
   statements: JournalStatements,
   signatures: JournalSignatures,
   settle: () => Promise<unknown>,
+  reportQueries: ReportQueries,
 ): SqliteReads {
   const { selectAfter, selectFrom, selectCreatedAt, selectUnfinished, selectSends, selectByBundle, selectSubmission, selectTransactions } =
     statements;
@@ -91,6 +93,13 @@ export function createSqliteReads(
     async lastSeq() {
       await settle();
       return lastSeqIn(statements);
+    },
+    async landingGroups(query) {
+      await settle();
+      // Sequence numbers grow with time: the first one of the period bounds the scan (there is no index on created_at).
+      const { sql, values } = landingQuery(query, firstCreatedSince(query.sinceMs), () => '?');
+      // The scan runs on a thread of its own (sqlite-report-queries.ts): it may take long.
+      return ((await reportQueries.all(sql, values)) as LandingGroupRecord[]).map(landingGroupFrom);
     },
   };
 }

@@ -61,6 +61,10 @@ export const MIGRATIONS: Migrations = [
    CREATE INDEX submission_transactions_unfinished ON submission_transactions(seq) WHERE state IN ('forwarded', 'held');
    CREATE TABLE protected_sends (seq INTEGER NOT NULL, position INTEGER NOT NULL, evidence TEXT NOT NULL);
    CREATE INDEX protected_sends_seq ON protected_sends(seq);`,
+  // The landing report's times: when a transaction landed (epoch ms, estimated from its slot)
+  // and how many slots after the one seen at its receipt; null before this and when unknown.
+  `ALTER TABLE submission_transactions ADD COLUMN landed_at INTEGER;
+   ALTER TABLE submission_transactions ADD COLUMN slots_to_land INTEGER;`,
 ];
 
 /** One group of writes: one frame of the journal log. Sequence numbers are given by the request thread, the journal's only writer. */
@@ -122,7 +126,7 @@ export function journalWrites(
   const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
   const updateTransaction = db.prepare(
     // A reason of null clears the one before (a held transaction released); absent keeps it.
-    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = CASE WHEN ? THEN NULL ELSE COALESCE(?, reason) END, error = COALESCE(?, error) WHERE seq = ? AND position = ?',
+    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = CASE WHEN ? THEN NULL ELSE COALESCE(?, reason) END, error = COALESCE(?, error), landed_at = COALESCE(?, landed_at), slots_to_land = COALESCE(?, slots_to_land) WHERE seq = ? AND position = ?',
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
@@ -159,6 +163,8 @@ export function journalWrites(
         change.reason === null ? 1 : 0,
         change.reason ?? null,
         error,
+        change.landedAt ?? null,
+        change.slotsToLand ?? null,
         change.seq,
         change.position,
       );

@@ -21,6 +21,7 @@ import { lastSeqIn, prepareJournalStatements } from './journal-sqlite-statements
 import { createSqliteWrites } from './journal-sqlite-writes';
 import { openJournalSignatures } from './journal-sqlite-signatures';
 import { createSqliteReads } from './journal-sqlite-reads';
+import { startReportQueries } from './sqlite-report-queries';
 import type { Journal } from './journal';
 
 /** A log file past this size is followed by a new one (the applier deletes it once applied). */
@@ -80,7 +81,8 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
   };
 
   const signatures = openJournalSignatures(file, statements, indexWriter);
-  const reads = createSqliteReads(db, statements, signatures, settle);
+  const reportQueries = startReportQueries(file);
+  const reads = createSqliteReads(db, statements, signatures, settle, reportQueries);
 
   return {
     record: writes.record,
@@ -93,11 +95,13 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     find: reads.find,
     list: reads.list,
     lastSeq: reads.lastSeq,
+    landingGroups: reads.landingGroups,
     async close() {
       signatures.stop();
       writes.flushQueued();
       await settle().catch(() => {}); // what is not applied is in the log, for the next start
       await applier?.close();
+      await reportQueries.close();
       log?.close();
       await signatures.close();
       db.close();

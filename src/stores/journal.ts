@@ -75,6 +75,10 @@ export interface JournalTransaction {
   /** For `failed`: the transaction error as Solana reports it (JSON). */
   readonly error: unknown;
   readonly attempts: number;
+  /** Landed or failed: when it landed (epoch ms, the tracker's estimate from its slot), or null when not known. */
+  readonly landedAt: number | null;
+  /** Landed or failed: its slot minus the slot the gateway saw when it was received, or null when not known (e.g. received before a restart). */
+  readonly slotsToLand: number | null;
   /** A protected transaction's sends, in order (empty for unprotected ones). */
   readonly sends: readonly SendEvidence[];
 }
@@ -102,6 +106,9 @@ export interface StateChange {
   readonly error?: unknown;
   /** The transaction's signature (or its bundle's ID), for the log line of a transaction that ended; not stored. */
   readonly id?: string;
+  /** On landing (landed or failed): when (epoch ms, estimated from the slot), and how many slots after the one seen at receipt. */
+  readonly landedAt?: number | null;
+  readonly slotsToLand?: number | null;
 }
 
 /** One send of one transaction of a submission. */
@@ -115,6 +122,32 @@ export interface JournalQuery {
   readonly keyId?: string;
   readonly state?: TransactionState;
   readonly limit?: number;
+}
+
+export interface LandingQuery {
+  /** Submissions received at or after this time (epoch ms). */
+  readonly sinceMs: number;
+  readonly keyId?: string;
+}
+
+/**
+ * Transactions alike in everything the landing report reads (kind, key, route, state and
+ * times to land), counted by the journal's own query: a report reads a few thousand groups,
+ * not a row per transaction. A bundle's members land together with the same times, so each
+ * bundle is in one group, and `submissions` adds up across groups.
+ */
+export interface LandingGroup {
+  readonly kind: SubmissionKind;
+  readonly keyId: string;
+  /** Route names joined by `+` (as the landing metric labels them). */
+  readonly route: string;
+  readonly state: TransactionState;
+  /** Landed or failed, when known: from receipt to landing. */
+  readonly msToLand: number | null;
+  readonly slotsToLand: number | null;
+  /** How many transactions, and of how many submissions. */
+  readonly transactions: number;
+  readonly submissions: number;
 }
 
 export interface Journal {
@@ -138,6 +171,8 @@ export interface Journal {
   list(query: JournalQuery): Promise<JournalEntry[]>;
   /** The highest sequence number recorded, 0 when empty. */
   lastSeq(): Promise<number>;
+  /** The transactions of the submissions received since `sinceMs` (of one key, if given), counted in groups: what the landing report reads. */
+  landingGroups(query: LandingQuery): Promise<LandingGroup[]>;
   /** Shared journals only: which gateway follows each unfinished submission. */
   readonly leases?: SubmissionLeases;
   close(): Promise<void>;

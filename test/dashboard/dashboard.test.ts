@@ -254,6 +254,20 @@ describe('/dashboard in Chromium', () => {
     );
     assert.match((await page.textContent('tr[data-upstream="embedded"]')) ?? '', /in rotation/);
 
+    // The key's landing report: 4 transactions submitted, 3 landed, 1 failed on chain: 75 % of 4 final, times known.
+    const keyId = gw.app.initialKey!.id;
+    // Polled from here: a string predicate the page had to evaluate later would need 'unsafe-eval', which the page's policy refuses.
+    const percent = page.locator(`tr[data-report-key="${keyId}"] td.percent`);
+    for (let waited = 0; (await percent.textContent({ timeout: 15_000 })) !== '75.00 % of 4'; waited += 100) {
+      assert.ok(waited < 15_000, `the report row says ${await percent.textContent()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const cells = await page.locator(`tr[data-report-key="${keyId}"] td`).allTextContents();
+    assert.deepEqual(cells.slice(2, 9), ['4', '3', '1', '0', '0', '0', '0'], cells.join(' | '));
+    assert.match(cells[9]!, /^\d+ \/ \d+ ms$/);
+    assert.match(cells[10]!, /^\d+ \/ \d+$/);
+    assert.match((await page.textContent('tr[data-report-key="*"]')) ?? '', /all keys/);
+
     assert.ok(fs.statSync(SCREENSHOT).size > 10_000, 'a screenshot was saved');
   });
 

@@ -59,6 +59,7 @@ const METHOD_SHAPES = [
   'getInflightBundleStatuses',
   'getSubmissionStatuses',
   'getSubmission',
+  'getLandingReport',
   'getSlotLeaders',
   'getLeaderSchedule',
   'getBlock',
@@ -197,6 +198,15 @@ export function readArbitraries(context: ReadContext) {
         return positional(signature, opt(fc.oneof(config, encoding)));
       case 'requestAirdrop':
         return positional(pubkey, number, opt(config));
+      case 'getLandingReport':
+        return positional(
+          opt(
+            fc.oneof(
+              fc.record({ since: fc.oneof(number, fc.constantFrom('15m', '24h', '7d', '8d', '0s', '1w', ''), wrongType) }),
+              wrongType,
+            ),
+          ),
+        );
       case 'getSignatureStatuses':
       case 'getSubmissionStatuses':
       case 'getTransactionExposure':

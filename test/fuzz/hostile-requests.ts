@@ -25,6 +25,7 @@ const METHODS = [
   'getInflightBundleStatuses',
   'getSubmissionStatuses',
   'getSubmission',
+  'getLandingReport',
   'getBalance',
   'getAccountInfo',
   'getLatestBlockhash',

@@ -14,7 +14,7 @@ import { createRouter, type Router } from '../../src/pipeline/router';
 import { createSubmissionPipeline, type SubmissionPipeline } from '../../src/pipeline/submission-pipeline';
 import { SubmissionTracker } from '../../src/pipeline/submission-tracker';
 import { SafeWindow } from '../../src/protection/safe-window';
-import type { Journal, JournalEntry, NewSubmission, StateChange } from '../../src/stores/journal';
+import type { Journal, JournalEntry, LandingGroup, NewSubmission, StateChange } from '../../src/stores/journal';
 import type { BundleSendResult, Upstream } from '../../src/upstreams/upstream';
 import { validateTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
 
@@ -55,6 +55,8 @@ export function memoryJournal(): MemoryJournal {
           ...splitJournaled((tx as { reason?: string | null }).reason ?? null, tx.state),
           error: null,
           attempts: 0,
+          landedAt: null,
+          slotsToLand: null,
           sends: [],
         })),
       });
@@ -67,6 +69,8 @@ export function memoryJournal(): MemoryJournal {
         tx.state = change.state;
         if ('slot' in change) tx.slot = (change as { slot?: number | null }).slot ?? null;
         if ('reason' in change) Object.assign(tx, splitJournaled((change as { reason?: string | null }).reason ?? null, change.state));
+        if (change.landedAt !== undefined) tx.landedAt = change.landedAt;
+        if (change.slotsToLand !== undefined) tx.slotsToLand = change.slotsToLand;
       }
     },
     async recordSends() {},
@@ -93,6 +97,28 @@ export function memoryJournal(): MemoryJournal {
     },
     async lastSeq() {
       return entries.length;
+    },
+    async landingGroups(query) {
+      // As the journals' GROUP BY counts them.
+      const groups = new Map<string, { group: LandingGroup; seqs: Set<number> }>();
+      for (const e of entries.filter((e) => e.createdAt >= query.sinceMs && (query.keyId === undefined || e.keyId === query.keyId))) {
+        for (const tx of e.transactions) {
+          const fields = {
+            kind: e.kind,
+            keyId: e.keyId,
+            route: e.routes.join('+'),
+            state: tx.state,
+            msToLand: tx.landedAt === null ? null : tx.landedAt - e.createdAt,
+            slotsToLand: tx.slotsToLand,
+          };
+          const key = JSON.stringify(fields);
+          const found = groups.get(key) ?? { group: { ...fields, transactions: 0, submissions: 0 }, seqs: new Set<number>() };
+          found.seqs.add(e.seq);
+          found.group = { ...found.group, transactions: found.group.transactions + 1, submissions: found.seqs.size };
+          groups.set(key, found);
+        }
+      }
+      return [...groups.values()].map((g) => g.group);
     },
     async close() {},
   };

@@ -190,6 +190,59 @@ for (const backend of backends) {
       assert.deepEqual([released.transactions[0]!.state, released.transactions[0]!.reason], ['forwarded', null]);
     });
 
+    it('landing times: kept once set, never cleared by a later change; read back by landingGroups, of one key or all, since a time', async () => {
+      const journal = await open();
+      const keyId = `key_${crypto.randomBytes(4).toString('hex')}`;
+      const before = Date.now();
+      const seq = await journal.record({ ...journalSubmission('batch', 3), keyId, routes: ['rpc-a', 'rpc-b'] });
+      const createdAt = (await journal.after(seq - 1)).find((e) => e.seq === seq)!.createdAt;
+      await journal.update([
+        { seq, position: 0, state: 'landed', slot: 90, landedAt: createdAt + 420, slotsToLand: 2 },
+        { seq, position: 1, state: 'failed', slot: 91, reason: 'failed_on_chain: x', landedAt: createdAt + 800, slotsToLand: null },
+      ]);
+      // A later change that says nothing of the times keeps them.
+      await journal.update([{ seq, position: 0, state: 'landed' }]);
+      const entry = (await journal.after(seq - 1)).find((e) => e.seq === seq)!;
+      assert.deepEqual(
+        entry.transactions.map((tx) => [tx.state, tx.landedAt, tx.slotsToLand]),
+        [
+          ['landed', createdAt + 420, 2],
+          ['failed', createdAt + 800, null],
+          ['forwarded', null, null],
+        ],
+      );
+      // A second batch with one landing like the first one's, and a bundle whose members land together.
+      const second = await journal.record({ ...journalSubmission('batch', 3), keyId, routes: ['rpc-a', 'rpc-b'] });
+      const bundle = await journal.record({
+        ...journalSubmission('bundle', 2, { bundleId: crypto.randomBytes(32).toString('hex') }),
+        keyId,
+      });
+      const createdOf = async (s: number) => (await journal.after(s - 1)).find((e) => e.seq === s)!.createdAt;
+      const [secondAt, bundleAt] = [await createdOf(second), await createdOf(bundle)];
+      await journal.update([
+        { seq: second, position: 0, state: 'landed', slot: 90, landedAt: secondAt + 420, slotsToLand: 2 },
+        { seq: bundle, position: 0, state: 'landed', slot: 95, landedAt: bundleAt + 1000, slotsToLand: 4 },
+        { seq: bundle, position: 1, state: 'landed', slot: 95, landedAt: bundleAt + 1000, slotsToLand: 4 },
+      ]);
+      const groups = (await journal.landingGroups({ sinceMs: before - 1, keyId }))
+        .map((g) => [g.kind, g.keyId, g.route, g.state, g.msToLand, g.slotsToLand, g.transactions, g.submissions])
+        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      const route = 'rpc-a+rpc-b';
+      assert.deepEqual(groups, [
+        ['batch', keyId, route, 'failed', 800, null, 1, 1],
+        ['batch', keyId, route, 'forwarded', null, null, 3, 2],
+        ['batch', keyId, route, 'landed', 420, 2, 2, 2],
+        ['bundle', keyId, 'embedded', 'landed', 1000, 4, 2, 1],
+      ]);
+      assert.deepEqual(await journal.landingGroups({ sinceMs: Date.now() + 60_000, keyId }), []);
+      assert.deepEqual(await journal.landingGroups({ sinceMs: before - 1, keyId: 'someone else' }), []);
+      const everyKey = (await journal.landingGroups({ sinceMs: before - 1 })).filter((g) => g.keyId === keyId);
+      assert.equal(
+        everyKey.reduce((n, g) => n + g.transactions, 0),
+        8,
+      );
+    });
+
     it('protected sends: the first with its submission, the later ones recorded, all read back in order', async () => {
       const journal = await open();
       const sub = { ...journalSubmission('transaction', 1), antiMev: true };

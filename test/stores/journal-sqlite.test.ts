@@ -128,6 +128,14 @@ describe('SQLite journal', () => {
         (await journal.since(0)).map((e) => e.seq),
         [1, 2, 3],
       );
+      // Rows from before the landing times have none (null), and the report reads them as such.
+      assert.ok((await journal.since(0)).every((e) => e.transactions.every((tx) => tx.landedAt === null && tx.slotsToLand === null)));
+      const groups = await journal.landingGroups({ sinceMs: 0 });
+      assert.ok(groups.every((g) => g.msToLand === null && g.slotsToLand === null));
+      assert.equal(
+        groups.reduce((n, g) => n + g.transactions, 0),
+        4,
+      );
       assert.deepEqual(await journal.since(Date.now() + 60_000), []);
       assert.equal(await journal.record(journalSubmission('transaction', 1)), 4, 'sequence numbers continue after the migration');
       const recent = await journal.since(Date.now() - 60_000);
@@ -137,7 +145,7 @@ describe('SQLite journal', () => {
       );
       await journal.close();
       const db = new Database(file, { readonly: true });
-      assert.equal(db.pragma('user_version', { simple: true }), 4);
+      assert.equal(db.pragma('user_version', { simple: true }), 5);
       assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
       db.close();
     });
