@@ -6,6 +6,9 @@ import { resolveConfig } from '../config/config';
 import { histogramQuantile, parsePrometheusText, type Sample } from '../metrics/prometheus-text';
 import { parseOptions } from './parse-options';
 
+/** The outcomes of slipway_submissions_total, in the order they are shown. */
+const OUTCOMES = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'] as const;
+
 export async function runStatus(args: string[]): Promise<number> {
   const { values } = parseOptions('status', args, {
     url: { type: 'string' },
@@ -71,12 +74,7 @@ function summarize(samples: Sample[], health: { status: number; body: { status?:
     submissions: Object.fromEntries(
       ['sendTransaction', 'submitBatch', 'sendBundle'].map((operation) => [
         operation,
-        Object.fromEntries(
-          ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'].map((outcome) => [
-            outcome,
-            value('slipway_submissions_total', { operation, outcome }),
-          ]),
-        ),
+        Object.fromEntries(OUTCOMES.map((outcome) => [outcome, value('slipway_submissions_total', { operation, outcome })])),
       ]),
     ),
     states: Object.fromEntries(
@@ -127,7 +125,7 @@ function render(url: string, s: Summary): string {
   const lines = [
     `Slipway at ${url}: ${s.health.ok ? `healthy, slot ${s.health.slot}` : `NOT HEALTHY: ${s.health.reason}`}`,
     '',
-    'Submissions since start      accepted  duplicate   refused  rejected',
+    `${'Submissions since start'.padEnd(28)}${OUTCOMES.map((o) => ` ${o.padStart(9)}`).join('')}`,
     ...Object.entries(s.submissions).map(
       ([operation, counts]) =>
         `  ${operation.padEnd(26)} ${Object.values(counts)

@@ -40,7 +40,7 @@ describe('bin/slipway status', () => {
       const json = await until(status, (s) => s.states.landed >= 1, 10_000);
       assert.equal(json.health.ok, true);
       assert.equal(typeof json.health.slot, 'number');
-      assert.deepEqual(json.submissions.sendTransaction, { accepted: 1, duplicate: 0, refused: 1, rejected: 0 });
+      assert.deepEqual(json.submissions.sendTransaction, { accepted: 1, duplicate: 0, replayed: 0, refused: 1, rejected: 0 });
       assert.equal(json.states.forwarded, 1);
       assert.equal(json.landing.count, 1);
       assert.ok(json.landing.p50 >= 0);
@@ -51,7 +51,7 @@ describe('bin/slipway status', () => {
       const text = await runCli(['status', '--url', server.url]);
       assert.equal(text.code, 0);
       assert.match(text.stdout, /^Slipway at http:\/\/127\.0\.0\.1:\d+: healthy, slot \d+\n/);
-      assert.match(text.stdout, /\n {2}sendTransaction +1 +0 +1 +0\n/);
+      assert.match(text.stdout, /\n {2}sendTransaction +1 +0 +0 +1 +0\n/);
       assert.match(text.stdout, /\nLanding time: p50 \d+ ms, p99 \d+ ms \(1 landed\)\n/);
       assert.match(text.stdout, /\n {2}embedded +sends 1 ok, 0 failed;/);
     } finally {
