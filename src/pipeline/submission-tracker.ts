@@ -19,18 +19,17 @@
 import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../core/transaction-error';
-import { landingSeconds, rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
+import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
 import { windowOptions, type SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';
 import { sendToRoute } from './route-send';
+import { LandingTimes, type Landing } from './landing-times';
 import type { SlotWatch } from './slot-watch';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
 const STATUS_BATCH = 256;
-/** How stale the slot watch may get before a round asks for the slot itself (at most one getSlot per this while idle). */
-const SLOT_REFRESH_MS = 2_000;
 const BUNDLE_STATUS_BATCH = 5;
 const RESEND_OPTIONS: SendOptions = { skipPreflight: true, preflightCommitment: 'processed', maxRetries: 0, minContextSlot: undefined };
 
@@ -61,19 +60,6 @@ export interface TrackedBundle {
   readonly receivedSlot?: number | null;
 }
 
-/** A landing the tracker saw (landed, or failed on chain), to be timed and journaled with its times. */
-interface Landing {
-  readonly submittedAt: number;
-  readonly receivedSlot: number | null;
-  /** Null when the route did not say (a bundle's engine): timed as seen now, with no slots. */
-  readonly slot: number | null;
-  readonly route: readonly Upstream[];
-  /** Observed in slipway_landing_seconds: successful landings only. */
-  readonly observed: boolean;
-  /** Where its state changes are in the round's changes (a bundle's: one per member). */
-  readonly changes: readonly number[];
-}
-
 export interface TrackerOptions {
   readonly journal: Journal;
   /** Where statuses and blockhash validity are asked. */
@@ -94,8 +80,10 @@ export class SubmissionTracker {
   private readonly transactions = new Map<string, TrackedTransaction>();
   private readonly bundles = new Map<string, TrackedBundle>();
   private readonly loop: RoundLoop;
+  private readonly landings: LandingTimes;
 
   constructor(private readonly options: TrackerOptions) {
+    this.landings = new LandingTimes(options.reads, options.slotMs, options.slots);
     this.loop = new RoundLoop(() => this.checkAll(), options.intervalMs);
   }
 
@@ -111,7 +99,7 @@ export class SubmissionTracker {
 
   /** The slot now, as last seen (slot-watch.ts): what a submission received now is stamped with; null when unknown. */
   slotNow(): number | null {
-    return this.options.slots?.at() ?? null;
+    return this.landings.slotNow();
   }
 
   get size(): number {
@@ -145,7 +133,7 @@ export class SubmissionTracker {
 
   private async checkAll(): Promise<void> {
     try {
-      await this.refreshSlot();
+      await this.landings.refreshSlot();
       await this.checkTransactions();
       await this.checkBundles();
     } catch (error) {
@@ -262,7 +250,7 @@ export class SubmissionTracker {
     const sends = await this.resendProtected(protectedResend, decision);
     rebroadcastsTotal.inc(resend.length + protectedResend.length);
     trackedGauge.set(this.transactions.size);
-    await this.timeLandings('transaction', landed, changes);
+    await this.landings.time('transaction', landed, changes);
     try {
       await Promise.all([
         journal.update(changes),
@@ -353,45 +341,13 @@ export class SubmissionTracker {
         this.bundles.delete(bundle.bundleId);
       });
     }
-    await this.timeLandings('bundle', landed, changes);
+    await this.landings.time('bundle', landed, changes);
     try {
       await this.options.journal.update(changes);
     } catch (error) {
       for (const bundle of finishedBundles) this.bundles.set(bundle.bundleId, bundle);
       throw error;
     }
-  }
-
-  /**
-   * Request-to-landing times, each placed at its slot: the round sees a landing up to an
-   * interval late, so a landing N slots before the current slot happened about N slots'
-   * time ago. Each landing's changes carry its time (`landedAt`, never before the request)
-   * and its slots from receipt (null when the receipt's slot is unknown); successful ones
-   * are observed in slipway_landing_seconds.
-   */
-  private async timeLandings(kind: 'transaction' | 'bundle', landed: readonly Landing[], changes: StateChange[]): Promise<void> {
-    if (landed.length === 0) return;
-    const current = await this.options.reads.getSlot().catch(() => undefined);
-    const now = Date.now();
-    if (current !== undefined) this.options.slots?.note(current, now);
-    for (const landing of landed) {
-      const { submittedAt, receivedSlot, slot } = landing;
-      const sinceLanding = current === undefined || slot === null ? 0 : Math.max(0, current - slot) * this.options.slotMs;
-      const landedAt = Math.max(submittedAt, now - sinceLanding);
-      // The receipt's slot is extrapolated and may run a slot ahead of the chain: a landing is never counted before it.
-      const slotsToLand = receivedSlot === null || slot === null ? null : Math.max(0, slot - receivedSlot);
-      for (const at of landing.changes) changes[at] = { ...changes[at]!, landedAt, slotsToLand };
-      if (landing.observed)
-        landingSeconds.observe({ kind, route: landing.route.map((u) => u.name).join('+') }, (landedAt - submittedAt) / 1000);
-    }
-  }
-
-  /** Keeps the slot watch fresh while nothing else asks for the slot, so that receipts between rounds read a recent slot. */
-  private async refreshSlot(): Promise<void> {
-    const slots = this.options.slots;
-    if (slots === undefined || slots.ageMs() < SLOT_REFRESH_MS) return;
-    const slot = await this.options.reads.getSlot().catch(() => undefined);
-    if (slot !== undefined) slots.note(slot);
   }
 
   /** Drops the most-retried hundredth of the tracked transactions (at least one). */
