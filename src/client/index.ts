@@ -2,6 +2,7 @@
 export {
   createSlipwayClient,
   type BundleResult,
+  type LandingReport,
   type SendOptions,
   type SlipwayClient,
   type SlipwayClientOptions,

@@ -12,6 +12,7 @@
  * second send (docs/API.md, Idempotency keys).
  */
 import { computeBundleId } from '../core/bundle-id';
+import type { LandingReport } from '../stores/landing-reports';
 import { SlipwayClientError } from './slipway-client-error';
 import { firstSignature, toBase64, type TransactionInput } from './transaction-input';
 
@@ -80,7 +81,11 @@ export interface SlipwayClient {
   sendBundle(txs: readonly TransactionInput[], options?: Pick<SubmitOptions, 'idempotencyKey'>): Promise<BundleResult>;
   /** Up to 256 signatures or bundle IDs. */
   getStatuses(ids: readonly string[]): Promise<(SubmissionStatus | null)[]>;
+  /** How this key's submissions did over the last `since` (seconds, or a duration such as "24h"; 24 h by default): docs/API.md, getLandingReport. */
+  getLandingReport(since?: number | string): Promise<LandingReport>;
 }
+
+export type { LandingReport };
 
 const BATCH_PATH = '/submit-batch';
 
@@ -191,6 +196,10 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
     async getStatuses(ids) {
       const { value } = await call<{ value: (SubmissionStatus | null)[] }>('getSubmissionStatuses', [ids]);
       return value;
+    },
+
+    getLandingReport(since) {
+      return call<LandingReport>('getLandingReport', since === undefined ? [] : [{ since }]);
     },
   };
 }

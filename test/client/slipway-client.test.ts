@@ -223,4 +223,33 @@ describe('createSlipwayClient', () => {
     const once = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key, fetch: lossy, maxRetries: 0 });
     await assert.rejects(once.sendTransaction(await transferTx(ctx.connection, alice, bob.publicKey, 8_000_000)), /connection was reset/);
   });
+  it("getLandingReport: the key's own figures, counting what this test sent; a bad period is a SlipwayClientError -32602", async () => {
+    const created = await runCli(['keys', 'create', '--name', 'reporting', '--data-dir', ctx.gw.dataDir]);
+    assert.equal(created.code, 0, created.stderr);
+    const key = created.stdout.trim();
+    await until(
+      async () =>
+        (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' }))
+          .status,
+      (s) => s === 200,
+    );
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: key });
+    const alice = await fundedKeypair(ctx.connection);
+    const signatures = [
+      await client.sendTransaction(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000)),
+      await client.sendTransaction(await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 2_000_000)),
+    ];
+    for (const signature of signatures) await waitForStatus(ctx.connection, signature);
+    const report = await until(
+      () => client.getLandingReport('1h'),
+      (r) => r.transactions.landed === 2,
+    );
+    assert.deepEqual([report.transactions.submitted, report.transactions.landed, report.landedPercent], [2, 2, 100]);
+    assert.equal(report.byOperation.sendTransaction.transactions.landed, 2);
+    assert.equal(report.timeToLand.ms.samples, 2);
+    await assert.rejects(
+      client.getLandingReport('forever'),
+      (error: unknown) => error instanceof SlipwayClientError && error.code === -32602,
+    );
+  });
 });
