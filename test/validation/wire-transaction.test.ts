@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTransaction, AddressLookupTableAccount } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { findBase64Defect } from '../../src/validation/strict-base64';
+import { decodeStrictBase64, findBase64Defect } from '../../src/validation/strict-base64';
 import { parseTransaction, validateTransaction } from '../../src/validation/validate-transaction';
 import { verifyTransactionSignatures } from '../../src/validation/verify-signatures';
 import { isWireDefect, parseWireTransaction, usesDurableNonce, type WireTransaction } from '../../src/validation/wire-transaction';
@@ -178,6 +178,23 @@ describe('strict Base64', () => {
       const bad = mutated.join('');
       const canonical = Buffer.from(bad, 'base64').toString('base64') === bad;
       assert.equal(findBase64Defect(bad) === null, canonical, `input ${JSON.stringify(bad)}`);
+    }
+  });
+
+  it('decodeStrictBase64 accepts exactly what findBase64Defect does (last-symbol bits, misplaced padding, bad bytes), and decodes it', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=!-_ \n';
+    for (let i = 0; i < 5000; i++) {
+      const good = crypto.randomBytes(i % 40).toString('base64');
+      const chars = good.split('');
+      // One to three characters replaced from the alphabet, padding and a few outsiders: last-symbol bits, misplaced padding, bad bytes.
+      for (let k = 0; k <= i % 3 && chars.length > 0; k++)
+        chars[(i * 7 + k * 13) % chars.length] = alphabet[(i * 11 + k) % alphabet.length]!;
+      const text = i % 10 === 0 ? good.slice(0, i % (good.length + 1)) : chars.join('');
+      const decoded = decodeStrictBase64(text);
+      const defect = findBase64Defect(text);
+      assert.equal(decoded.ok, defect === null, `input ${JSON.stringify(text)}`);
+      if (decoded.ok) assert.ok(decoded.value.equals(Buffer.from(text, 'base64')));
+      else assert.equal(decoded.error.message, `invalid base64 encoding: ${defect}`);
     }
   });
 
