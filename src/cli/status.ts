@@ -5,9 +5,7 @@
 import { resolveConfig } from '../config/config';
 import { histogramQuantile, parsePrometheusText, type Sample } from '../metrics/prometheus-text';
 import { parseOptions } from './parse-options';
-
-/** The outcomes of slipway_submissions_total, in the order they are shown. */
-const OUTCOMES = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'] as const;
+import { OUTCOMES } from '../metrics/metrics';
 
 export async function runStatus(args: string[]): Promise<number> {
   const { values } = parseOptions('status', args, {

@@ -22,6 +22,9 @@ import type { Accepted } from '../pipeline/submission-pipeline';
 import type { IdempotencyRecord, IdempotencyStore, NewIdempotencyRecord } from '../stores/idempotency-store';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
+/** The header a replayed answer carries (the first answer to its Idempotency-Key, again), as Stripe's API names it. */
+export const REPLAYED_HEADERS: Readonly<Record<string, string>> = { 'idempotent-replayed': 'true' };
+
 /** Visible ASCII, as the header carries it (a UUID is typical); at most 255 characters, as Stripe allows. */
 const ACCEPTABLE = /^[\x21-\x7e]{1,255}$/;
 const PURGE_EVERY_MS = 60_000;

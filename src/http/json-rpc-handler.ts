@@ -16,6 +16,7 @@ import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { landingReportOf } from './landing-report-method';
 import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
+import { REPLAYED_HEADERS } from './idempotency';
 import { simulateBundle } from './simulate-bundle';
 import type { SubmissionDesk } from './submission-desk';
 
@@ -26,9 +27,6 @@ export interface RpcCallContext {
   /** Checked; applies to sendTransaction and sendBundle (reads are idempotent by nature). */
   readonly idempotencyKey?: string;
 }
-
-/** A replayed answer says so in a header (submission-answers.ts names it). */
-const REPLAYED = { 'idempotent-replayed': 'true' };
 
 /** The call's context once the request's reads have been counted against the key's limit. */
 interface DispatchContext extends RpcCallContext {
@@ -79,13 +77,13 @@ export function createJsonRpcHandler({
       case 'sendTransaction': {
         const sent = await desk.sendTransaction(params, context);
         if (!sent.ok) return refusalReply(id, sent.error);
-        return { status: 200, body: resultResponse(id, sent.value), ...(sent.replayed === true ? { headers: REPLAYED } : {}) };
+        return { status: 200, body: resultResponse(id, sent.value), ...(sent.replayed === true ? { headers: REPLAYED_HEADERS } : {}) };
       }
       case 'sendBundle': {
         const sent = await desk.sendBundle(params, context);
         if (!sent.ok) return refusalReply(id, sent.error);
         const body = resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures);
-        return { status: 200, body, ...(sent.replayed === true ? { headers: REPLAYED } : {}) };
+        return { status: 200, body, ...(sent.replayed === true ? { headers: REPLAYED_HEADERS } : {}) };
       }
       case 'simulateBundle': {
         if (!context.reads.ok) return refusalReply(id, context.reads.error);

@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { slipwayError } from '../errors/error-catalogue';
 import { checkJsonBody } from '../web/json-body';
-import { createIdempotency, parseIdempotencyKey, type IdempotencyOptions } from './idempotency';
+import { createIdempotency, parseIdempotencyKey, REPLAYED_HEADERS, type IdempotencyOptions } from './idempotency';
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
 import { refusal } from './refusal-replies';
@@ -16,9 +16,6 @@ export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 
   Omit<SubmissionDeskOptions, 'logSubmission' | 'idempotency'> & {
     readonly idempotency: Omit<IdempotencyOptions, 'logError'>;
   };
-
-/** Marks a replayed answer (the first answer to its Idempotency-Key, again), as Stripe's API does. */
-export const REPLAYED_HEADER = 'idempotent-replayed';
 
 export function createSubmissionAnswers(
   options: SubmissionAnswersOptions,
@@ -65,7 +62,7 @@ export function createSubmissionAnswers(
               : await desk.submitBatch(body, request);
       if (!submitted.ok) return refusal('/submit-batch', submitted.error);
       const answer = { status: 200, body: { code: 1, message: 'success', signatures: submitted.value } };
-      return 'replayed' in submitted && submitted.replayed === true ? { ...answer, headers: { [REPLAYED_HEADER]: 'true' } } : answer;
+      return 'replayed' in submitted && submitted.replayed === true ? { ...answer, headers: REPLAYED_HEADERS } : answer;
     },
   };
 }

@@ -12,7 +12,7 @@ export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 export type Outcome = 'accepted' | 'duplicate' | 'replayed' | 'refused' | 'rejected';
 
 const OPERATIONS: readonly Operation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
-const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'];
+export const OUTCOMES: readonly Outcome[] = ['accepted', 'duplicate', 'replayed', 'refused', 'rejected'];
 
 // The hot path counts in plain arrays; prom-client gets the increments when it collects.
 // Its own labelled `inc` hashes and validates the labels on every call (bound children

@@ -21,7 +21,7 @@ import { Keypair, SystemProgram, Transaction, TransactionMessage, VersionedTrans
 import { createSlipwayClient, SlipwayClientError } from '../../src/client';
 import { computeBundleId } from '../../src/core/bundle-id';
 import { runCli } from '../helpers/process';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, waitForKey } from '../helpers/gateway';
 import { useGateway } from '../helpers/use-gateway';
 import { balanceOf, connect, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
 import { until } from '../helpers/until';
@@ -158,12 +158,7 @@ describe('createSlipwayClient', () => {
     const created = await runCli(['keys', 'create', '--name', 'slow', '--tps', '1', '--data-dir', ctx.gw.dataDir]);
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
-    await until(
-      async () =>
-        (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' }))
-          .status,
-      (s) => s === 200,
-    );
+    await waitForKey(ctx.gw.url, key);
     const alice = await fundedKeypair(ctx.connection);
     const txs = await Promise.all([1, 2, 3].map((i) => transferTx(ctx.connection, alice, Keypair.generate().publicKey, i * 1_000_000)));
 
@@ -227,12 +222,7 @@ describe('createSlipwayClient', () => {
     const created = await runCli(['keys', 'create', '--name', 'reporting', '--data-dir', ctx.gw.dataDir]);
     assert.equal(created.code, 0, created.stderr);
     const key = created.stdout.trim();
-    await until(
-      async () =>
-        (await fetch(ctx.gw.url, { method: 'POST', headers: { 'x-api-key': key }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' }))
-          .status,
-      (s) => s === 200,
-    );
+    await waitForKey(ctx.gw.url, key);
     const client = createSlipwayClient({ url: ctx.gw.url, apiKey: key });
     const alice = await fundedKeypair(ctx.connection);
     const signatures = [

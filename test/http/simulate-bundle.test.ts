@@ -46,7 +46,21 @@ describe('simulateBundle through the gateway', () => {
         answer.body.result.value.transactionResults.map((result: { err: unknown }) => result.err),
         [null, null, { InstructionError: [0, { Custom: 1 }] }],
       );
+      assert.ok(
+        (answer.body.result.value.transactionResults[2].logs as string[]).some((line) => /custom program error: 0x1|failed/.test(line)),
+        "the failing transaction's logs are given",
+      );
     }
+    // Sent as a bundle, the same transactions are refused naming the same transaction and error, and nothing lands.
+    const failing = bs58.encode(Buffer.from(txs[2]!, 'base64').subarray(1, 65));
+    const sent = await post(
+      ctx.gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'sendBundle', params: [txs, { encoding: 'base64' }] },
+      { 'x-api-key': ctx.gw.key },
+    );
+    assert.equal(sent.body.error?.code, -32090, JSON.stringify(sent.body));
+    assert.equal(sent.body.error.data.failedTransactionIndex, 2);
+    assert.ok(sent.body.error.message.includes(`transaction 3 of 3 (${failing}) failed`), sent.body.error.message);
     const good = await simulate(ctx.gw.url, ctx.gw.key, [{ encodedTransactions: txs.slice(0, 2) }]);
     assert.equal(good.body.result.value.summary, 'succeeded');
     assert.equal(await ctx.connection.getBalance(recipient, 'processed'), 0);
