@@ -11,6 +11,8 @@ import type { RefusalCounts } from './refusal-counts';
 /** The longest period a report covers: its transactions are read and sorted in memory. */
 export const MAX_PERIOD_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_PERIOD_MS = 24 * 3_600_000;
+/** How long one key's report of one period is given again to the same key instead of read anew. */
+export const REUSE_MS = 2_000;
 
 export interface LandingReport extends LandingFigures {
   /** The key whose submissions these are; null: every key's. */
@@ -35,10 +37,25 @@ export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, re
     const period = { since: new Date(sinceMs).toISOString(), until: new Date(until).toISOString() };
     return { rows, refused, period };
   };
+  // A key asking again and again (a loop, a JSON-RPC batch of reports) shares one read of the
+  // journal per period for REUSE_MS: each read scans the period's rows, the figures are made on
+  // the request thread, and a key without a reads limit could otherwise keep both busy.
+  const recent = new Map<string, { at: number; report: Promise<LandingReport> }>();
+  const ofKey = async (keyId: string, periodMs: number): Promise<LandingReport> => {
+    const { rows, refused, period } = await read(periodMs, keyId);
+    return { keyId, ...period, ...landingFigures(rows, refused) };
+  };
   return {
-    async ofKey(keyId, periodMs) {
-      const { rows, refused, period } = await read(periodMs, keyId);
-      return { keyId, ...period, ...landingFigures(rows, refused) };
+    ofKey(keyId, periodMs) {
+      const now = Date.now();
+      const id = `${keyId}\n${periodMs}`;
+      const known = recent.get(id);
+      if (known !== undefined && now - known.at < REUSE_MS) return known.report;
+      for (const [other, entry] of recent) if (now - entry.at >= REUSE_MS) recent.delete(other);
+      const report = ofKey(keyId, periodMs);
+      recent.set(id, { at: now, report });
+      report.catch(() => recent.delete(id)); // a failed read is not shared: the next call tries again
+      return report;
     },
     async ofEveryKey(periodMs) {
       const { rows, refused, period } = await read(periodMs);

@@ -219,3 +219,21 @@ for (const [name, open] of [
     });
   });
 }
+
+describe('landing reports asked for again and again', () => {
+  it('one read of the journal per key and period for 2 s, shared by concurrent and repeated asks; other keys and periods read their own', async () => {
+    const { createLandingReports } = await import('../../src/stores/landing-reports');
+    let reads = 0;
+    const journal = { landingGroups: async () => (reads++, []) };
+    const refusals = { totals: async () => [] };
+    const reports = createLandingReports(journal, refusals);
+    const first = await Promise.all(Array.from({ length: 50 }, () => reports.ofKey('key_a', 3_600_000)));
+    assert.equal(reads, 1);
+    assert.ok(first.every((report) => report === first[0]));
+    await reports.ofKey('key_a', 3_600_000);
+    assert.equal(reads, 1, 'asked again at once: the same report');
+    await reports.ofKey('key_b', 3_600_000);
+    await reports.ofKey('key_a', 60_000);
+    assert.equal(reads, 3);
+  });
+});
