@@ -97,6 +97,14 @@ export const startSlipway = (dataDir: string, extra: string[], env: Record<strin
     : start('taskset', ['-c', cpus, ...command], 'Slipway', env);
 };
 
+/** A gateway from the build at `root` (another checkout, built), run with this Node.js: `npm run bench:compare`'s base. */
+export const startSlipwayAt = (root: string, dataDir: string, extra: string[], nodeFlags: string[] = []) =>
+  start(
+    process.execPath,
+    [...nodeFlags, path.join(root, 'dist/src/cli/main.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...extra],
+    `Slipway (${root})`,
+  );
+
 /**
  * The local cluster (`bin/slipway ledger`): a Solana JSON-RPC node, a block engine and a QUIC
  * TPU per validator on ephemeral ports of 127.0.0.1, slots of `slotMs`.

@@ -50,6 +50,8 @@ export class Admission {
   private readonly overLimit = new WeakSet<Socket>();
   /** Requests admitted and not yet answered: their count is the queue depth; at shutdown each is told to close its connection. */
   private readonly inFlight = new Set<ServerResponse>();
+  /** Requests in progress in the lean lane (lean-lane.ts), which has no response objects. */
+  private leanInFlight = 0;
   /** Requests in progress per key ID (keys with none are not kept). */
   private readonly perKey = new Map<string, number>();
   private delayMs = 0;
@@ -90,6 +92,50 @@ export class Admission {
       // An extra connection that never sends a request is not kept for the headers time-out.
       socket.setTimeout(OVER_LIMIT_IDLE_MS, () => socket.destroy());
     }
+  }
+
+  /** Whether the gateway is closing: answers say `Connection: close`. */
+  get closing(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Whether the connection is past its address's limit (its requests are refused). */
+  isOverLimit(socket: Socket): boolean {
+    return this.overLimit.has(socket);
+  }
+
+  /**
+   * The lean lane's admission: true counts a request in progress until `leaveLean`; false
+   * (over capacity, closing) leaves the refusal to node:http's path, which answers it. A
+   * request begun before the gateway started closing is still served.
+   */
+  enterLean(begunBeforeClose: boolean): boolean {
+    // Begun before the gateway started closing: in progress, as node:http's path counts a request whose head had come.
+    const why = this.overloaded();
+    if (why !== null && !(why.reason === 'shutting_down' && begunBeforeClose)) return false;
+    this.leanInFlight += 1;
+    return true;
+  }
+
+  leaveLean(): void {
+    this.leanInFlight -= 1;
+  }
+
+  /** The lean lane's share for `keyId` (see admitKey): true counts it until `releaseKey`. */
+  admitKeyLean(keyId: string): boolean {
+    const max = this.limits.maxInFlightPerKey;
+    if (max === 0) return true;
+    const open = this.perKey.get(keyId) ?? 0;
+    if (open >= max) return false;
+    this.perKey.set(keyId, open + 1);
+    return true;
+  }
+
+  releaseKey(keyId: string): void {
+    if (this.limits.maxInFlightPerKey === 0) return;
+    const left = (this.perKey.get(keyId) ?? 1) - 1;
+    if (left === 0) this.perKey.delete(keyId);
+    else this.perKey.set(keyId, left);
   }
 
   /** From now on every request is refused (the gateway is closing). */
@@ -141,11 +187,7 @@ export class Admission {
       return slipwayError('RATE_LIMITED', message, { retryAfterMs: RETRY_AFTER_MS });
     }
     this.perKey.set(keyId, open + 1);
-    onResponseDone(response, () => {
-      const left = (this.perKey.get(keyId) ?? 1) - 1;
-      if (left === 0) this.perKey.delete(keyId);
-      else this.perKey.set(keyId, left);
-    });
+    onResponseDone(response, () => this.releaseKey(keyId));
     return null;
   }
 
@@ -177,7 +219,7 @@ export class Admission {
         message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment',
       };
     const { maxInFlight, maxEventLoopDelayMs } = this.limits;
-    if (maxInFlight > 0 && this.inFlight.size >= maxInFlight) {
+    if (maxInFlight > 0 && this.inFlight.size + this.leanInFlight >= maxInFlight) {
       return {
         reason: 'in_flight',
         message: `Slipway is over capacity (${maxInFlight} requests in progress, maxInFlightRequests): nothing was submitted; retry after a second`,

@@ -31,6 +31,7 @@ export type ListenerSettings = Pick<
   | 'headersTimeoutMs'
   | 'httpRequestTimeoutMs'
   | 'idleTimeoutMs'
+  | 'leanHttp'
   | 'metricsToken'
   | 'dashboardToken'
   | 'maxConnectionsPerClient'
@@ -90,6 +91,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: settings.httpRequestTimeoutMs,
     idleTimeoutMs: settings.idleTimeoutMs,
+    leanHttp: settings.leanHttp,
     metricsToken: settings.metricsToken,
     dashboard: { feed: parts.dashboard, token: settings.dashboardToken },
     admission,

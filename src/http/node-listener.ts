@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { ERROR_CATALOGUE, type SlipwayError } from '../errors/error-catalogue';
 import type { Admission } from './admission';
 import { writeAnswer } from './fast-path';
+import type { LeanLane } from './lean-lane';
 import { answerAndClose } from './raw-answer';
 import { refusal } from './refusal-replies';
 import { assignRequestId } from './request-id';
@@ -25,6 +26,8 @@ export interface NodeListenerOptions {
   readonly admission: Admission;
   /** Serves the request and returns true, or returns false to leave it to Fastify. */
   readonly fastPath: () => ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  /** The lean lane (lean-lane.ts), when the leanHttp setting asks for it: each connection starts there. */
+  readonly leanLane?: () => LeanLane | undefined;
 }
 
 /** Fastify's `serverFactory`: the server Fastify would make, with its time-outs, and admission and the fast path in front. */
@@ -45,7 +48,19 @@ export function nodeServerFactory(options: NodeListenerOptions) {
         if (fast === undefined || !fast(request, response)) handler(request, response);
       },
     );
-    server.on('connection', (socket: Socket) => admission.connected(socket));
+    // node:http's own connection handler, taken off the server so that a connection can start
+    // in the lean lane and be handed to it later (or at once, without the lane).
+    const nodeHandlers = server.listeners('connection') as ((socket: Socket) => void)[];
+    server.removeAllListeners('connection');
+    const toNode = (socket: Socket) => {
+      for (const handler of nodeHandlers) handler.call(server, socket);
+    };
+    server.on('connection', (socket: Socket) => {
+      admission.connected(socket);
+      const lane = options.leanLane?.();
+      if (lane === undefined) toNode(socket);
+      else lane.adopt(socket, toNode);
+    });
     // CONNECT asks for a tunnel: Node hands its socket over and, with no listener, drops it unanswered.
     server.on('connect', (_request: IncomingMessage, socket: Socket) => {
       answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');

@@ -15,9 +15,13 @@ let counter = 0;
 
 type WithId = IncomingMessage & { [ID]?: string };
 
+/** The client's id when acceptable, else a new one of this process's. */
+export function requestIdFor(given: string | string[] | undefined): string {
+  return typeof given === 'string' && ACCEPTABLE.test(given) ? given : `${PREFIX}-${(++counter).toString(36)}`;
+}
+
 export function assignRequestId(request: IncomingMessage, response: ServerResponse): string {
-  const given = request.headers['x-request-id'];
-  const id = typeof given === 'string' && ACCEPTABLE.test(given) ? given : `${PREFIX}-${(++counter).toString(36)}`;
+  const id = requestIdFor(request.headers['x-request-id']);
   (request as WithId)[ID] = id;
   response.setHeader('x-request-id', id);
   return id;

@@ -12,6 +12,7 @@ import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { requestDuration } from '../metrics/metrics';
 import type { Admission } from './admission';
 import { createFastPath } from './fast-path';
+import { createLeanLane, type LeanLane } from './lean-lane';
 import { refusal } from './refusal-replies';
 import { installJsonBodyParser } from '../web/json-body';
 import { registerFallbacks } from './fallback-handlers';
@@ -37,6 +38,8 @@ export type HttpServerOptions = SubmissionAnswersOptions &
     readonly idleTimeoutMs: number;
     /** Connections per client address, requests in progress, event-loop lateness (admission.ts); shared with the WebSocket listeners. */
     readonly admission: Admission;
+    /** Submissions read and answered off the socket (lean-lane.ts). */
+    readonly leanHttp: boolean;
   };
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
@@ -44,6 +47,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Made below, once the routes it serves exist (they log through the app); the node:http server asks for it on each request.
   // eslint-disable-next-line prefer-const
   let fast: ReturnType<typeof createFastPath> | undefined;
+  let lean: LeanLane | undefined;
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -68,11 +72,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.
-    serverFactory: nodeServerFactory({ ...options, fastPath: () => fast }),
+    serverFactory: nodeServerFactory({ ...options, fastPath: () => fast, leanLane: () => lean }),
   });
   // Refusals on arrival (over capacity, too many connections, shutting down), before Fastify or the fast path.
   const { admission } = options;
-  app.addHook('preClose', async () => admission.close());
+  app.addHook('preClose', async () => {
+    admission.close();
+    lean?.close();
+  });
   app.addHook('onClose', async () => logs.close());
   app.decorateRequest('apiKey', null);
 
@@ -92,6 +99,22 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   const { answerRpc, answerBatch } = createSubmissionAnswers(options, app.log);
+  const failed = (path: '/' | '/submit-batch', error: unknown) => {
+    app.log.error({ err: error }, 'request failed unexpectedly');
+    return refusal(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
+  };
+  const routes = { '/': answerRpc, '/submit-batch': answerBatch };
+  if (options.leanHttp) {
+    lean = createLeanLane({
+      authenticator: options.authenticator,
+      admission,
+      bodyLimit: BODY_LIMIT_BYTES,
+      idleTimeoutMs: options.idleTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs,
+      routes,
+      failed,
+    });
+  }
   fast = createFastPath({
     authenticator: options.authenticator,
     admitKey: (keyId, request, response) => {
@@ -100,11 +123,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       return busy === null;
     },
     bodyLimit: BODY_LIMIT_BYTES,
-    routes: { '/': answerRpc, '/submit-batch': answerBatch },
-    failed: (path, error) => {
-      app.log.error({ err: error }, 'request failed unexpectedly');
-      return refusal(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
-    },
+    routes,
+    failed,
   });
 
   for (const path of JSON_RPC_PATHS) {

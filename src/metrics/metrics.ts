@@ -134,6 +134,17 @@ export const fastPathRequestsTotal = new client.Counter({
   help: 'Requests to POST / and POST /submit-batch served on the lean node:http path (the rest of those routes go through Fastify).',
 });
 
+export const leanRequestsTotal = new client.Counter({
+  name: 'slipway_http_lean_requests_total',
+  help: 'Requests to POST / and POST /submit-batch read and answered straight off the connection (the lean lane, leanHttp); also counted in slipway_http_fast_path_requests_total.',
+});
+
+export const leanHandoversTotal = new client.Counter({
+  name: 'slipway_http_lean_handovers_total',
+  help: "Connections the lean lane handed to node:http, by reason: form (a request outside its plain form), incomplete (a request that did not arrive whole within a second), refused (a refusal on arrival: unknown key, over capacity, the key's share taken).",
+  labelNames: ['reason'],
+});
+
 export const rateLimitedTotal = new client.Counter({
   name: 'slipway_rate_limited_total',
   help: "Requests refused over their API key's rate limit (HTTP 429), by key id.",

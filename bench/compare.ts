@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:compare -- --base REV`: one change measured before and after in the same
+ * session. Builds REV in a worktree of its own (sharing node_modules), starts a gateway from
+ * each build (sink upstream), and loads them in alternating rounds (base, this tree, this
+ * tree, base, …) with the same pre-signed transactions, so that the machine's mood falls on
+ * both. Reports each round's CPU time per request and the medians: a difference smaller than
+ * the rounds' spread is no difference.
+ *
+ *   --base REV        the build to compare against (default HEAD)
+ *   --rounds N        rounds per build (default 4)
+ *   --seconds S       full load per round (default 6)
+ *   --extra "ARGS"    more `serve` flags for both, e.g. "--verify-signatures false"
+ *   --flags "FLAGS"   Node.js flags for this tree's gateway only (e.g. a V8 heap setting)
+ *   --this "ARGS"     more `serve` flags for this tree's gateway only (e.g. a setting's other value)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bodies } from './core-runs';
+import { runLoad } from './load';
+import { startSlipwayAt, type ServerProcess } from './processes';
+import { newSigner, pregenerate, transferFactory } from './signed-transactions';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function option(name: string, fallback: string): string {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
+}
+
+/** REV checked out and built beside this tree, sharing its node_modules: its root. */
+function buildBase(rev: string, work: string): string {
+  const root = path.join(work, 'base');
+  execFileSync('git', ['worktree', 'add', '--detach', root, rev], { cwd: ROOT, stdio: 'ignore' });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  return root;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+async function main(): Promise<void> {
+  const rev = option('--base', 'HEAD');
+  const rounds = Number(option('--rounds', '4'));
+  const seconds = Number(option('--seconds', '6'));
+  const extra = option('--extra', '').split(' ').filter(Boolean);
+  const flags = option('--flags', '').split(' ').filter(Boolean);
+  const thisExtra = option('--this', '').split(' ').filter(Boolean);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-compare-'));
+  const servers: ServerProcess[] = [];
+  try {
+    const baseRoot = buildBase(rev, work);
+    const payer = newSigner();
+    const pool = pregenerate(transferFactory(payer, newSigner().publicKey, Buffer.alloc(32, 7)), 9_000 * seconds * rounds * 2 + 40_000);
+    const builds = [
+      { name: `base (${rev})`, root: baseRoot, flags: [] as string[], extra: [] as string[], cpu: [] as number[], rps: [] as number[] },
+      {
+        name: `this tree ${[...flags, ...thisExtra].join(' ')}`,
+        root: ROOT,
+        flags,
+        extra: thisExtra,
+        cpu: [] as number[],
+        rps: [] as number[],
+      },
+    ];
+    for (const build of builds) {
+      servers.push(
+        await startSlipwayAt(
+          build.root,
+          path.join(work, `data-${servers.length}`),
+          ['--upstream', 'sink', ...extra, ...build.extra],
+          build.flags,
+        ),
+      );
+    }
+    const load = (server: ServerProcess, durationS: number, pid?: number) =>
+      runLoad({
+        url: server.url,
+        path: '/',
+        headers: { 'x-api-key': server.key! },
+        nextBody: bodies('sendTransaction', pool.next),
+        connections: 32,
+        durationS,
+        ...(pid === undefined ? {} : { pid }),
+      });
+    for (const server of servers) await load(server, 2);
+    for (let round = 0; round < rounds * 2; round++) {
+      const which = [0, 1, 1, 0][round % 4]!;
+      const result = await load(servers[which]!, seconds, servers[which]!.pid);
+      builds[which]!.cpu.push(result.cpuUsPerRequest!);
+      builds[which]!.rps.push(result.rps);
+      process.stdout.write(
+        `  ${builds[which]!.name.padEnd(24)} ${result.cpuUsPerRequest!.toFixed(1).padStart(6)} µs/req  ${Math.round(result.rps)} req/s\n`,
+      );
+    }
+    process.stdout.write(`\nCPU µs a request (median, min–max), ${extra.join(' ') || 'everything on'}:\n`);
+    for (const b of builds) {
+      process.stdout.write(
+        `  ${b.name.padEnd(24)} ${median(b.cpu).toFixed(1).padStart(6)}  (${Math.min(...b.cpu).toFixed(1)}–${Math.max(...b.cpu).toFixed(1)})  ${Math.round(median(b.rps))} req/s\n`,
+      );
+    }
+    process.stdout.write(`  this tree / base        ${(median(builds[1]!.cpu) / median(builds[0]!.cpu)).toFixed(3)}\n`);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    execFileSync('git', ['worktree', 'remove', '--force', path.join(work, 'base')], { cwd: ROOT, stdio: 'ignore' });
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`compare failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
