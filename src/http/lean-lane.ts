@@ -16,11 +16,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Authenticator } from '../auth/authenticator';
 import { fastPathRequestsTotal, leanHandoversTotal, leanRequestsTotal, requestDuration } from '../metrics/metrics';
+import type { ApiKeyRecord } from '../stores/key-store';
 import type { Reply } from '../web/json-rpc-envelope';
 import { parseJsonBody } from '../web/json-body';
 import type { Admission } from './admission';
 import type { Answerer } from './fast-path';
-import { readLeanRequest } from './lean-request';
+import { readLeanHead } from './lean-request';
 import { requestIdFor } from './request-id';
 
 /** How long the lane waits at most for a request (or the rest of one) before handing the connection to node:http. */
@@ -86,12 +87,20 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
     let waitTimer: NodeJS.Timeout | undefined;
     let begunBeforeClose = true;
     let peerEnded = false;
+    /** The key of the request whose head has come and been admitted, until it is served. */
+    let admitted: ApiKeyRecord | null = null;
     const state = { idle: true };
     open.set(socket, state);
 
     const leave = () => {
       gone = true;
       open.delete(socket);
+      if (admitted !== null) {
+        // Admitted on its head, never served (handed over, or the connection went): its places are free again.
+        admission.leaveLean();
+        admission.releaseKey(admitted.id);
+        admitted = null;
+      }
       if (waitTimer !== undefined) clearTimeout(waitTimer);
       socket.off('data', onData);
       socket.off('timeout', onIdle);
@@ -126,23 +135,34 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
       if (!busy) serveNext();
     }
 
+    /** Admits the request whose head has come (as node:http does on its headers), or hands the connection over with the refusal. */
+    function admit(apiKey: string): boolean {
+      const key = authenticator.authenticate(apiKey);
+      // A refusal on arrival (unknown key, over capacity, the key's share taken) is node:http's to answer.
+      const entered = key !== null && admission.enterLean(begunBeforeClose);
+      if (entered && admission.admitKeyLean(key.id)) {
+        admitted = key;
+        return true;
+      }
+      if (entered) admission.leaveLean();
+      handOver('refused');
+      return false;
+    }
+
     function serveNext(): void {
       while (pending !== null && !busy && !gone) {
-        const read = readLeanRequest(pending, MAX_HEAD_BYTES, bodyLimit);
+        const read = readLeanHead(pending, MAX_HEAD_BYTES, bodyLimit);
         if (read === 'other') return handOver('form');
-        if (read === 'incomplete') {
+        if (read !== 'incomplete' && admitted === null && !admit(read.apiKey)) return;
+        if (read === 'incomplete' || pending.length < read.length) {
           waitTimer ??= setTimeout(() => handOver('incomplete'), waitMs);
           return;
         }
-        const key = authenticator.authenticate(read.apiKey);
-        // A refusal on arrival (unknown key, over capacity, the key's share taken) is node:http's to answer.
-        if (key === null || !admission.enterLean(begunBeforeClose)) return handOver('refused');
-        if (!admission.admitKeyLean(key.id)) {
-          admission.leaveLean();
-          return handOver('refused');
-        }
+        const key = admitted!;
+        admitted = null; // the request in progress releases it
         if (waitTimer !== undefined) clearTimeout(waitTimer);
         waitTimer = undefined;
+        const bodyText = pending.toString('utf8', read.bodyStart, read.length);
         pending = read.length === pending.length ? null : pending.subarray(read.length);
         busy = true;
         state.idle = false;
@@ -150,7 +170,7 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
         fastPathRequestsTotal.inc();
         leanRequestsTotal.inc();
         const requestId = requestIdFor(read.requestId);
-        const body = parseJsonBody(read.body.toString('utf8'));
+        const body = parseJsonBody(bodyText);
         routes[read.path](body, key, false, { requestId, idempotencyKey: read.idempotencyKey })
           .catch((error: unknown) => failed(read.path, error))
           .then((reply) => {

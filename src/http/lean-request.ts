@@ -15,18 +15,32 @@
  * it could disagree with node:http about where a request ends, it declines.
  */
 
-export interface LeanRequest {
+/** A request's head, read whole; its body may still be on its way. */
+export interface LeanHead {
   readonly path: '/' | '/submit-batch';
   readonly apiKey: string;
   readonly requestId: string | undefined;
   readonly idempotencyKey: string | undefined;
   readonly keepAlive: boolean;
-  readonly body: Buffer;
-  /** The bytes the request took in the buffer (head and body). */
+  /** The bytes the request takes in the buffer (head and body). */
   readonly length: number;
+  /** Where the body starts. */
+  readonly bodyStart: number;
+}
+
+export interface LeanRequest extends LeanHead {
+  readonly body: Buffer;
 }
 
 export type LeanRead = LeanRequest | 'incomplete' | 'other';
+
+/** A request whose body has all arrived, or `incomplete`, or `other` (see readLeanHead). */
+export function readLeanRequest(buffer: Buffer, maxHeadBytes: number, bodyLimit: number): LeanRead {
+  const head = readLeanHead(buffer, maxHeadBytes, bodyLimit);
+  if (typeof head !== 'object') return head;
+  if (buffer.length < head.length) return 'incomplete';
+  return { ...head, body: buffer.subarray(head.bodyStart, head.length) };
+}
 
 /** At most this many header lines: a submission sends a handful. */
 const MAX_HEADERS = 64;
@@ -46,10 +60,11 @@ function headEnd(buffer: Buffer, limit: number): number {
 }
 
 /**
- * Reads the request at the start of `buffer`. `maxHeadBytes`: node:http's header limit (a
- * larger head is node's to refuse); `bodyLimit`: the most a body may be.
+ * Reads the head of the request at the start of `buffer`: `incomplete` until it has all
+ * arrived. `maxHeadBytes`: the most a head may be (a larger one is node:http's to judge);
+ * `bodyLimit`: the most a body may be.
  */
-export function readLeanRequest(buffer: Buffer, maxHeadBytes: number, bodyLimit: number): LeanRead {
+export function readLeanHead(buffer: Buffer, maxHeadBytes: number, bodyLimit: number): LeanHead | 'incomplete' | 'other' {
   const end = headEnd(buffer, maxHeadBytes);
   if (end === -1) return buffer.length >= maxHeadBytes ? 'other' : 'incomplete';
   const head = buffer.toString('latin1', 0, end - 4);
@@ -125,14 +140,5 @@ export function readLeanRequest(buffer: Buffer, maxHeadBytes: number, bodyLimit:
     }
   }
   if (contentLength === undefined || !contentType || !host || apiKey === undefined) return 'other';
-  if (buffer.length < end + contentLength) return 'incomplete';
-  return {
-    path,
-    apiKey,
-    requestId,
-    idempotencyKey,
-    keepAlive,
-    body: buffer.subarray(end, end + contentLength),
-    length: end + contentLength,
-  };
+  return { path, apiKey, requestId, idempotencyKey, keepAlive, bodyStart: end, length: end + contentLength };
 }
