@@ -92,9 +92,15 @@ async function main(): Promise<void> {
         ...(pid === undefined ? {} : { pid }),
       });
     for (const server of servers) await load(server, 2);
+    /** This tree's cost over the base's, for each two neighbouring rounds (one of each): the machine's drift cancels within a pair. */
+    const pairs: number[] = [];
+    let previous = NaN;
     for (let round = 0; round < rounds * 2; round++) {
       const which = [0, 1, 1, 0][round % 4]!;
       const result = await load(servers[which]!, seconds, servers[which]!.pid);
+      if (round % 2 === 1) pairs.push(which === 1 ? result.cpuUsPerRequest! / previous : previous / result.cpuUsPerRequest!);
+      previous = result.cpuUsPerRequest!;
+      if (result.failed > 0) process.stdout.write(`  (${result.failed} answers were not successes)\n`);
       builds[which]!.cpu.push(result.cpuUsPerRequest!);
       builds[which]!.rps.push(result.rps);
       process.stdout.write(
@@ -108,6 +114,9 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(`  this tree / base        ${(median(builds[1]!.cpu) / median(builds[0]!.cpu)).toFixed(3)}\n`);
+    process.stdout.write(
+      `  the same, pair by pair   ${median(pairs).toFixed(3)} (${Math.min(...pairs).toFixed(3)}–${Math.max(...pairs).toFixed(3)} over ${pairs.length} pairs)\n`,
+    );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     execFileSync('git', ['worktree', 'remove', '--force', path.join(work, 'base')], { cwd: ROOT, stdio: 'ignore' });
