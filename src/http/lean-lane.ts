@@ -65,9 +65,11 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
   const keepAlive = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.idleTimeoutMs / 1000)}\r\n\r\n`;
   const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
   /** Connections in the lane, and whether each is between requests. */
-  const open = new Map<Socket, { idle: boolean }>();
+  const open = new Map<Socket, { idle: boolean; closing: () => void }>();
   let closing = false;
   const waitMs = Math.min(LEAN_WAIT_MS, Math.floor(options.headersTimeoutMs / 2));
+  /** The most held unread per connection: one whole request. */
+  const maxBuffered = MAX_HEAD_BYTES + bodyLimit;
 
   function head(status: number, requestId: string, reply: Reply, length: number, close: boolean): string {
     let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\nx-request-id: ${requestId}\r\n`;
@@ -81,7 +83,23 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
 
   function adopt(socket: Socket, toNode: (socket: Socket) => void): void {
     if (closing || admission.isOverLimit(socket)) return toNode(socket);
+    /** What has come and not been served: one buffer, and the chunks since (merged only when enough has come to read on). */
     let pending: Buffer | null = null;
+    let parts: Buffer[] = [];
+    let partsLength = 0;
+    /** The bytes needed before reading again: the whole request, once its head has been read. */
+    let need = 0;
+    const buffered = () => (pending?.length ?? 0) + partsLength;
+    const merge = () => {
+      if (parts.length === 0) return;
+      pending = Buffer.concat(pending === null ? parts : [pending, ...parts]);
+      parts = [];
+      partsLength = 0;
+    };
+    /** Reads on once what waits fits a request and the client takes its answers. */
+    const flow = () => {
+      if (!gone && socket.isPaused() && !socket.writableNeedDrain && buffered() <= maxBuffered) socket.resume();
+    };
     let busy = false;
     let gone = false;
     let waitTimer: NodeJS.Timeout | undefined;
@@ -89,7 +107,15 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
     let peerEnded = false;
     /** The key of the request whose head has come and been admitted, until it is served. */
     let admitted: ApiKeyRecord | null = null;
-    const state = { idle: true };
+    const state = {
+      idle: true,
+      // As node:http counts it, a request is in progress once its head has come: one still
+      // arriving when the gateway starts closing is refused (503), not served.
+      closing: () => {
+        merge();
+        if (!busy && admitted === null && (pending === null || pending.indexOf('\r\n\r\n', 0, 'latin1') === -1)) begunBeforeClose = false;
+      },
+    };
     open.set(socket, state);
 
     const leave = () => {
@@ -115,24 +141,47 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
       leanHandoversTotal.inc({ reason });
       leave();
       socket.off('error', onError);
-      socket.pause();
       socket.setTimeout(0);
-      if (pending !== null) socket.unshift(pending);
+      merge();
+      const rest = pending;
       pending = null;
+      if (socket.readableEnded) {
+        // The client's FIN has been read and its 'end' emitted: nothing can be unshifted any
+        // more, so node:http gets the bytes and the end as the events it listens to.
+        toNode(socket);
+        if (rest !== null) socket.emit('data', rest);
+        socket.emit('end');
+        return;
+      }
+      socket.pause();
+      if (rest !== null) socket.unshift(rest);
       toNode(socket);
       socket.resume();
     };
+    /** Ends the connection after the last answer, as node:http does (destroySoon): not left half-open for the client to close. */
+    const finish = () => {
+      leave();
+      socket.end();
+      if (socket.writableFinished) socket.destroy();
+      else socket.once('finish', () => socket.destroy());
+    };
     /** Idle between requests (node:http's keep-alive time-out); a request in progress is not cut off. */
     const onIdle = () => {
-      if (state.idle && pending === null) socket.destroy();
+      if (state.idle && buffered() === 0) socket.destroy();
     };
     function onData(chunk: Buffer): void {
       // A request that began before the gateway started closing is in progress, as node:http
       // counts it: served, not refused and not cut off.
-      if (pending === null && !busy) begunBeforeClose = !closing;
-      pending = pending === null ? chunk : Buffer.concat([pending, chunk]);
+      if (buffered() === 0 && !busy) begunBeforeClose = !closing;
+      parts.push(chunk);
+      partsLength += chunk.length;
       state.idle = false;
-      if (!busy) serveNext();
+      // A client sending more than a request ahead of its answers waits (nothing grows without bound).
+      if (buffered() > maxBuffered) socket.pause();
+      if (!busy && buffered() >= need) {
+        merge();
+        serveNext();
+      }
     }
 
     /** Admits the request whose head has come (as node:http does on its headers), or hands the connection over with the refusal. */
@@ -155,9 +204,12 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
         if (read === 'other') return handOver('form');
         if (read !== 'incomplete' && admitted === null && !admit(read.apiKey)) return;
         if (read === 'incomplete' || pending.length < read.length) {
+          need = read === 'incomplete' ? 0 : read.length;
           waitTimer ??= setTimeout(() => handOver('incomplete'), waitMs);
+          flow();
           return;
         }
+        need = 0;
         const key = admitted!;
         admitted = null; // the request in progress releases it
         if (waitTimer !== undefined) clearTimeout(waitTimer);
@@ -179,35 +231,37 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
             if (gone || socket.destroyed) return;
             const close = !read.keepAlive || closing || admission.closing;
             const json = reply.body === undefined ? '' : JSON.stringify(reply.body);
-            socket.write(head(reply.status, requestId, reply, Buffer.byteLength(json), close) + json);
+            if (!socket.write(head(reply.status, requestId, reply, Buffer.byteLength(json), close) + json)) {
+              // The client is not reading its answers: read no more of its requests until it does.
+              socket.pause();
+              socket.once('drain', flow);
+            }
             durations[read.path].observe(Number(process.hrtime.bigint() - started) / 1e9);
             busy = false;
+            merge();
             state.idle = pending === null;
             begunBeforeClose = !closing;
-            if (close) {
-              leave();
-              socket.end();
-              return;
-            }
+            if (close) return finish();
             serveNext();
-            if (peerEnded && !busy && !gone) {
-              leave();
-              socket.end();
-            }
+            flow();
+            if (peerEnded && !busy && !gone) finish();
           })
           // An answer that cannot be written (the connection is gone) ends that connection, never the process.
           .catch(() => socket.destroy());
       }
     }
 
-    /** The client ended its side (node:http's server allows half-open connections): answer what it sent, then end ours. */
+    /** The client ended its side (the server allows half-open connections, node-listener.ts): answer what it sent, then end ours. */
     const onEnd = () => {
       peerEnded = true;
-      if (!busy) serveNext();
-      if (!busy && !gone) {
-        leave();
-        socket.end();
+      if (!busy) {
+        merge();
+        serveNext();
       }
+      if (busy || gone) return;
+      // A request cut short by the FIN is node:http's to answer (400), as it would have been.
+      if (buffered() > 0) handOver('incomplete');
+      else finish();
     };
 
     socket.on('data', onData);
@@ -223,7 +277,10 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
     adopt,
     close() {
       closing = true;
-      for (const [socket, state] of open) if (state.idle) socket.destroy();
+      for (const [socket, state] of open) {
+        if (state.idle) socket.destroy();
+        else state.closing();
+      }
     },
   };
 }

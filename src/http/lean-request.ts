@@ -80,6 +80,7 @@ export function readLeanHead(buffer: Buffer, maxHeadBytes: number, bodyLimit: nu
   let requestId: string | undefined;
   let idempotencyKey: string | undefined;
   let keepAlive = true;
+  let encoding = false;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(':');
@@ -96,7 +97,8 @@ export function readLeanHead(buffer: Buffer, maxHeadBytes: number, bodyLimit: nu
     const value = line.slice(colon + 1).trim();
     switch (name) {
       case 'content-length':
-        if (contentLength !== undefined || !/^\d{1,9}$/.test(value)) return 'other';
+        // No tab around the digits: Node 20's parser refuses one after them (400).
+        if (contentLength !== undefined || !/^\d{1,9}$/.test(value) || line.includes('\t', colon)) return 'other';
         contentLength = Number(value);
         if (contentLength > bodyLimit) return 'other';
         break;
@@ -127,7 +129,9 @@ export function readLeanHead(buffer: Buffer, maxHeadBytes: number, bodyLimit: nu
         break;
       }
       case 'content-encoding':
-        if (value.toLowerCase() !== 'identity') return 'other';
+        // Exactly as the fast path reads it: one header, `identity` in lower case (anything else is refused there).
+        if (encoding || value !== 'identity') return 'other';
+        encoding = true;
         break;
       case 'transfer-encoding':
       case 'expect':

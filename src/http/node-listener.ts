@@ -65,6 +65,8 @@ export function nodeServerFactory(options: NodeListenerOptions) {
     server.on('connect', (_request: IncomingMessage, socket: Socket) => {
       answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');
     });
+    // A client that half-closes after its requests still gets its answers (node:http ends the connection at the FIN otherwise).
+    (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.keepAliveTimeout = settings.keepAliveTimeout as number;
     server.setTimeout(settings.connectionTimeout as number);
     return server;

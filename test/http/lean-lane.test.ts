@@ -1,95 +1,10 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { leanHandoversTotal, leanRequestsTotal } from '../../src/metrics/metrics';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
+import { RawConnection, request, type RawResponse } from '../helpers/raw-http';
 import { connect, fundedKeypair, transferTx } from '../helpers/solana';
-
-interface RawResponse {
-  readonly status: number;
-  /** Header names in order, lower-cased, with their values. */
-  readonly headers: [string, string][];
-  readonly body: string;
-}
-
-/** A connection written to in raw bytes, its answers read one by one (Content-Length framed). */
-class RawConnection {
-  private buffer = Buffer.alloc(0);
-  private readonly waiting: (() => void)[] = [];
-  ended = false;
-  readonly socket: net.Socket;
-
-  constructor(port: number) {
-    this.socket = net.connect(port, '127.0.0.1');
-    this.socket.on('data', (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.waiting.splice(0).forEach((wake) => wake());
-    });
-    this.socket.on('close', () => {
-      this.ended = true;
-      this.waiting.splice(0).forEach((wake) => wake());
-    });
-    this.socket.on('error', () => {});
-  }
-
-  write(data: string | Buffer): void {
-    this.socket.write(data);
-  }
-
-  /** The next answer, or null when the connection closed first. */
-  async next(timeoutMs = 10_000): Promise<RawResponse | null> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const end = this.buffer.indexOf('\r\n\r\n');
-      if (end !== -1) {
-        const lines = this.buffer.toString('latin1', 0, end).split('\r\n');
-        const headers = lines.slice(1).map((line): [string, string] => {
-          const colon = line.indexOf(':');
-          return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-        });
-        const length = Number(headers.find(([name]) => name === 'content-length')?.[1] ?? 0);
-        if (this.buffer.length >= end + 4 + length) {
-          const body = this.buffer.toString('utf8', end + 4, end + 4 + length);
-          this.buffer = this.buffer.subarray(end + 4 + length);
-          return { status: Number(lines[0]!.split(' ')[1]), headers, body };
-        }
-      }
-      if (this.ended) return null;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no answer within ${timeoutMs} ms (have: ${JSON.stringify(this.buffer.toString('latin1'))})`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiting.push(() => (clearTimeout(timer), resolve()));
-      });
-    }
-  }
-
-  /** Resolves once the server has closed the connection (or after `timeoutMs`, false). */
-  async closed(timeoutMs = 10_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.ended && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    return this.ended;
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-/** A request in the lane's plain form, with `extra` header lines. */
-function request(path: string, key: string, body: string, extra: string[] = []): string {
-  return [
-    `POST ${path} HTTP/1.1`,
-    'Host: 127.0.0.1',
-    'Content-Type: application/json',
-    `x-api-key: ${key}`,
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...extra,
-    '',
-    body,
-  ].join('\r\n');
-}
 
 const served = async () => (await leanRequestsTotal.get()).values[0]?.value ?? 0;
 const handovers = async (reason: string) => (await leanHandoversTotal.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -174,6 +89,24 @@ describe('the lean lane (leanHttp): submissions read and answered straight off t
       }
       assert.equal(JSON.parse((await lean.next())!.body).id, 4);
       assert.equal((await served()) - before, 4);
+    } finally {
+      lean.close();
+    }
+  });
+
+  it('a client that pipelines 20,000 requests before reading any answer gets every one, in order', async () => {
+    const lean = new RawConnection(port);
+    try {
+      await new Promise((resolve) => lean.socket.once('connect', resolve));
+      lean.socket.pause(); // reads no answer until everything is sent
+      const count = 20_000;
+      const all = Array.from({ length: count }, (_, i) =>
+        request('/', gw.key, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'getHealth', padding: 'x'.repeat(400) })),
+      );
+      for (const one of all) lean.socket.write(one);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      lean.socket.resume();
+      for (let i = 0; i < count; i++) assert.equal(JSON.parse((await lean.next())!.body).id, i);
     } finally {
       lean.close();
     }
