@@ -12,7 +12,7 @@
  * request that does not arrive whole within `LEAN_WAIT_MS` goes to node:http, whose
  * time-outs then apply; an idle connection is closed after `idleTimeoutMs`.
  */
-import { STATUS_CODES } from 'node:http';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Authenticator } from '../auth/authenticator';
 import { fastPathRequestsTotal, leanHandoversTotal, leanRequestsTotal, requestDuration } from '../metrics/metrics';
@@ -26,8 +26,8 @@ import { requestIdFor } from './request-id';
 
 /** How long the lane waits at most for a request (or the rest of one) before handing the connection to node:http. */
 const LEAN_WAIT_MS = 1_000;
-/** The lane's head limit, well inside node:http's 16 KB: near it, node:http decides. */
-const MAX_HEAD_BYTES = 8 * 1024;
+/** The lane's head limit, well inside node:http's (16 KB unless --max-http-header-size says otherwise): near it, node:http decides. */
+const MAX_HEAD_BYTES = Math.min(8 * 1024, Math.floor(maxHeaderSize / 2));
 
 export interface LeanLaneOptions {
   readonly authenticator: Authenticator;
