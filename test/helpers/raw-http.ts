@@ -3,6 +3,7 @@
  * half-closes) and read each answer as it comes.
  */
 import net from 'node:net';
+import { leanHandoversTotal, leanRequestsTotal } from '../../src/metrics/metrics';
 
 export interface RawResponse {
   readonly status: number;
@@ -133,3 +134,20 @@ export function request(path: string, key: string, body: string, extra: string[]
     body,
   ].join('\r\n');
 }
+
+/** Requests the lean lane has served in this process so far. */
+export const leanServed = async () => (await leanRequestsTotal.get()).values[0]?.value ?? 0;
+
+/** Connections the lean lane has handed to node:http for `reason` in this process so far. */
+export const leanHandovers = async (reason: string) =>
+  (await leanHandoversTotal.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+
+/** What of an answer must be the same whichever path served it: not its Date, nor its generated request id. */
+export const comparable = (response: RawResponse | null) =>
+  response === null
+    ? null
+    : {
+        status: response.status,
+        headers: response.headers.map(([name, value]) => [name, name === 'date' || name === 'x-request-id' ? '*' : value]),
+        body: response.body,
+      };

@@ -8,27 +8,24 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { leanHandoversTotal, leanRequestsTotal } from '../../src/metrics/metrics';
 import { createKey, startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
-import { RawConnection, request, type ConnectionOptions, type RawResponse } from '../helpers/raw-http';
+import {
+  RawConnection,
+  request,
+  type ConnectionOptions,
+  type RawResponse,
+  comparable,
+  leanHandovers,
+  leanServed,
+} from '../helpers/raw-http';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const rpc = (id: number, method = 'getHealth') => JSON.stringify({ jsonrpc: '2.0', id, method });
 const HEALTH = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
 
-const served = async () => (await leanRequestsTotal.get()).values[0]?.value ?? 0;
-const handovers = async (reason: string) => (await leanHandoversTotal.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
-
-/** What of an answer must be the same whichever path served it: not its Date, nor its generated request id. */
-const comparable = (response: RawResponse | null) =>
-  response === null
-    ? null
-    : {
-        status: response.status,
-        headers: response.headers.map(([name, value]) => [name, name === 'date' || name === 'x-request-id' ? '*' : value]),
-        body: response.body,
-      };
+const served = leanServed;
+const handovers = leanHandovers;
 
 /** A connection node:http serves: its first request (GET /health) is outside the lane's form. */
 async function nodeConnection(port: number, options: ConnectionOptions = {}): Promise<RawConnection> {

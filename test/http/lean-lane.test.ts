@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
-import { leanHandoversTotal, leanRequestsTotal } from '../../src/metrics/metrics';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
-import { RawConnection, request, type RawResponse } from '../helpers/raw-http';
+import { comparable, leanHandovers, leanServed, RawConnection, request } from '../helpers/raw-http';
 import { connect, fundedKeypair, transferTx } from '../helpers/solana';
 
-const served = async () => (await leanRequestsTotal.get()).values[0]?.value ?? 0;
-const handovers = async (reason: string) => (await leanHandoversTotal.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
-
-/** What of an answer must be the same whichever path served it: not its Date, nor its generated request id. */
-const comparable = (response: RawResponse | null) =>
-  response === null
-    ? null
-    : {
-        status: response.status,
-        headers: response.headers.map(([name, value]) => [name, name === 'date' || name === 'x-request-id' ? '*' : value]),
-        body: response.body,
-      };
+const served = leanServed;
+const handovers = leanHandovers;
 
 let gw: TestGateway;
 let port: number;
