@@ -23,33 +23,53 @@ export function listenForChanges(
 ): () => void {
   let current: pg.PoolClient | undefined;
   let stopped = false;
+  let retrying = false;
+  const over = () => stopped || isClosed();
+  /** Lets the connection go (once: its error and the failed query may both report one failure). */
+  const drop = (client: pg.PoolClient) => {
+    if (current === client) current = undefined;
+    if (!listeners.delete(client)) return;
+    client.release(true);
+  };
+  /** One retry at a time: two loops would each hold a connection, one of them for good. */
+  const retry = () => {
+    if (retrying || over()) return;
+    retrying = true;
+    setTimeout(() => {
+      retrying = false;
+      void listen();
+    }, RELISTEN_MS).unref();
+  };
   const listen = async (): Promise<void> => {
-    if (stopped || isClosed()) return;
+    if (over()) return;
+    let client: pg.PoolClient | undefined;
     try {
-      const client = await pool.connect();
-      current = client;
-      listeners.add(client);
-      client.on('notification', () => onChange());
-      client.on('error', () => {
-        listeners.delete(client);
+      client = await pool.connect();
+      // Closed while connecting: this connection must not outlive the store (the pool's end waits for it).
+      if (over()) {
         client.release(true);
-        current = undefined;
-        setTimeout(() => void listen(), RELISTEN_MS).unref();
+        return;
+      }
+      const mine = client;
+      current = mine;
+      listeners.add(mine);
+      mine.on('notification', () => onChange());
+      mine.on('error', () => {
+        drop(mine);
+        retry();
       });
-      await client.query(`LISTEN ${channel}`);
+      await mine.query(`LISTEN ${channel}`);
+      if (over()) return; // released by the store or by stop()
       // Anything changed while not listening is picked up now.
       onChange();
     } catch {
-      setTimeout(() => void listen(), RELISTEN_MS).unref();
+      if (client !== undefined) drop(client);
+      retry();
     }
   };
   void listen();
   return () => {
     stopped = true;
-    if (current !== undefined) {
-      listeners.delete(current);
-      current.release(true);
-      current = undefined;
-    }
+    if (current !== undefined) drop(current);
   };
 }
