@@ -12,6 +12,8 @@
  *   --extra "ARGS"    more `serve` flags for both, e.g. "--verify-signatures false"
  *   --flags "FLAGS"   Node.js flags for this tree's gateway only (e.g. a V8 heap setting)
  *   --this "ARGS"     more `serve` flags for this tree's gateway only (e.g. a setting's other value)
+ *   --rate R          an open loop at R requests/s instead of full load (what a request costs, and
+ *                     its p99, at a share of capacity: fewer requests share each turn of the loop)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,6 +21,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { bodies } from './core-runs';
 import { runLoad } from './load';
+import { createLatencyRecorder, openLoopPool, runOpenLoop } from './open-loop';
+import { cpuMicros } from './proc-cpu';
 import { startSlipwayAt, type ServerProcess } from './processes';
 import { newSigner, pregenerate, transferFactory } from './signed-transactions';
 
@@ -54,6 +58,7 @@ async function main(): Promise<void> {
   const extra = option('--extra', '').split(' ').filter(Boolean);
   const flags = option('--flags', '').split(' ').filter(Boolean);
   const thisExtra = option('--this', '').split(' ').filter(Boolean);
+  const rate = Number(option('--rate', '0'));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-compare-'));
   const servers: ServerProcess[] = [];
   try {
@@ -61,7 +66,15 @@ async function main(): Promise<void> {
     const payer = newSigner();
     const pool = pregenerate(transferFactory(payer, newSigner().publicKey, Buffer.alloc(32, 7)), 9_000 * seconds * rounds * 2 + 40_000);
     const builds = [
-      { name: `base (${rev})`, root: baseRoot, flags: [] as string[], extra: [] as string[], cpu: [] as number[], rps: [] as number[] },
+      {
+        name: `base (${rev})`,
+        root: baseRoot,
+        flags: [] as string[],
+        extra: [] as string[],
+        cpu: [] as number[],
+        rps: [] as number[],
+        p99: [] as number[],
+      },
       {
         name: `this tree ${[...flags, ...thisExtra].join(' ')}`,
         root: ROOT,
@@ -69,6 +82,7 @@ async function main(): Promise<void> {
         extra: thisExtra,
         cpu: [] as number[],
         rps: [] as number[],
+        p99: [] as number[],
       },
     ];
     for (const build of builds) {
@@ -81,16 +95,29 @@ async function main(): Promise<void> {
         ),
       );
     }
+    /** An open loop at `rate`: the server's CPU a request, and the p99 in ms (timed from when each request was due). */
+    const atRate = async (server: ServerProcess, durationS: number) => {
+      const connections = openLoopPool(server.url, 32);
+      const recorder = createLatencyRecorder();
+      const before = cpuMicros(server.pid);
+      const options = { url: server.url, path: '/', headers: { 'x-api-key': server.key! }, nextBody: bodies('sendTransaction', pool.next) };
+      const result = await runOpenLoop({ ...options, rate, durationMs: durationS * 1000, connections: 32 }, recorder, connections);
+      const cpu = cpuMicros(server.pid) - before;
+      await connections.close();
+      return { cpuUsPerRequest: cpu / Math.max(1, result.ok), rps: result.achievedRate, failed: result.failed, p99Ms: result.p99 / 1000 };
+    };
     const load = (server: ServerProcess, durationS: number, pid?: number) =>
-      runLoad({
-        url: server.url,
-        path: '/',
-        headers: { 'x-api-key': server.key! },
-        nextBody: bodies('sendTransaction', pool.next),
-        connections: 32,
-        durationS,
-        ...(pid === undefined ? {} : { pid }),
-      });
+      rate > 0
+        ? atRate(server, durationS)
+        : runLoad({
+            url: server.url,
+            path: '/',
+            headers: { 'x-api-key': server.key! },
+            nextBody: bodies('sendTransaction', pool.next),
+            connections: 32,
+            durationS,
+            ...(pid === undefined ? {} : { pid }),
+          });
     for (const server of servers) await load(server, 2);
     /** This tree's cost over the base's, for each two neighbouring rounds (one of each): the machine's drift cancels within a pair. */
     const pairs: number[] = [];
@@ -103,14 +130,22 @@ async function main(): Promise<void> {
       if (result.failed > 0) process.stdout.write(`  (${result.failed} answers were not successes)\n`);
       builds[which]!.cpu.push(result.cpuUsPerRequest!);
       builds[which]!.rps.push(result.rps);
+      const p99 = 'p99Ms' in result ? result.p99Ms : undefined;
+      if (p99 !== undefined) builds[which]!.p99.push(p99);
       process.stdout.write(
-        `  ${builds[which]!.name.padEnd(24)} ${result.cpuUsPerRequest!.toFixed(1).padStart(6)} µs/req  ${Math.round(result.rps)} req/s\n`,
+        `  ${builds[which]!.name.padEnd(24)} ${result.cpuUsPerRequest!.toFixed(1).padStart(6)} µs/req  ${Math.round(result.rps)} req/s${p99 === undefined ? '' : `  p99 ${p99.toFixed(1)} ms`}\n`,
       );
     }
-    process.stdout.write(`\nCPU µs a request (median, min–max), ${extra.join(' ') || 'everything on'}:\n`);
+    process.stdout.write(
+      `\nCPU µs a request (median, min–max), ${extra.join(' ') || 'everything on'}${rate > 0 ? `, open loop at ${rate} requests/s` : ''}:\n`,
+    );
     for (const b of builds) {
       process.stdout.write(
-        `  ${b.name.padEnd(24)} ${median(b.cpu).toFixed(1).padStart(6)}  (${Math.min(...b.cpu).toFixed(1)}–${Math.max(...b.cpu).toFixed(1)})  ${Math.round(median(b.rps))} req/s\n`,
+        `  ${b.name.padEnd(24)} ${median(b.cpu).toFixed(1).padStart(6)}  (${Math.min(...b.cpu).toFixed(1)}–${Math.max(...b.cpu).toFixed(1)})  ${Math.round(median(b.rps))} req/s` +
+          (b.p99.length > 0
+            ? `  p99 ${median(b.p99).toFixed(1)} ms (${Math.min(...b.p99).toFixed(1)}–${Math.max(...b.p99).toFixed(1)})`
+            : '') +
+          '\n',
       );
     }
     process.stdout.write(`  this tree / base        ${(median(builds[1]!.cpu) / median(builds[0]!.cpu)).toFixed(3)}\n`);

@@ -9,7 +9,7 @@
  * rounds (see run.ts): a burst of noise from the machine's neighbours then lands on both.
  */
 import * as hdr from 'hdr-histogram-js';
-import { Pool } from 'undici';
+import { RawHttpPool } from './raw-pool';
 
 export interface OpenLoopOptions {
   readonly url: string;
@@ -38,6 +38,8 @@ export interface LatencyRecorder {
   sent: number;
   ok: number;
   failed: number;
+  /** Why the last request that got no answer failed. */
+  lastFailure?: string;
   elapsedS: number;
 }
 
@@ -66,8 +68,8 @@ export function summarize(recorder: LatencyRecorder): LatencyResult {
   };
 }
 
-export function openLoopPool(url: string, connections: number): Pool {
-  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+export function openLoopPool(url: string, connections: number): RawHttpPool {
+  return new RawHttpPool(url, connections);
 }
 
 /**
@@ -77,7 +79,7 @@ export function openLoopPool(url: string, connections: number): Pool {
 export async function runOpenLoop(
   options: OpenLoopOptions,
   recorder: LatencyRecorder = createLatencyRecorder(),
-  shared?: Pool,
+  shared?: RawHttpPool,
 ): Promise<LatencyResult> {
   const pool = shared ?? openLoopPool(options.url, options.connections);
   const interval = 1e9 / options.rate; // ns between sends
@@ -93,16 +95,16 @@ export async function runOpenLoop(
     const body = options.nextBody();
     const t0 = started + BigInt(Math.round(sent * interval)); // when it was due
     const p = pool
-      .request({ path: options.path, method: 'POST', headers, body })
-      .then(async (response) => {
-        const text = await response.body.text();
+      .request(options.path, headers, body)
+      .then((answer) => {
         const micros = Number((process.hrtime.bigint() - t0) / 1000n);
         recorder.histogram.recordValue(Math.max(1, micros));
-        if (response.statusCode === 200 && !text.includes('"error"')) recorder.ok++;
+        if (answer.status === 200 && answer.body.indexOf('"error"') === -1) recorder.ok++;
         else recorder.failed++;
       })
-      .catch(() => {
+      .catch((error: unknown) => {
         recorder.failed++;
+        recorder.lastFailure = error instanceof Error ? error.message : String(error);
       })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);

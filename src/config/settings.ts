@@ -153,6 +153,7 @@ export const SETTINGS = {
     min: 0,
     max: 10_000,
     env: 'SLIPWAY_VERIFY_SPIN_US',
+    flags: { serve: '--verify-spin-us' },
     shownDefault: '`50` (`0` on one core)',
     doc:
       'How long a verification thread keeps looking for work, in µs, before it sleeps. Under ' +
