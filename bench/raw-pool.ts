@@ -6,7 +6,8 @@
  * measures, and undici cost about 130 µs of CPU a request here (0.36 of a core at 2,700
  * requests/s), CPU taken from the server at the moment it is measured, most of all from a
  * server near its knee. This client writes each request as one string and reads only what
- * it must of the answer (status, Content-Length, the body): a few µs a request.
+ * it must of the answer (status, Content-Length, the body): the open-loop client in all
+ * (timers, histogram, bodies) measured 85 µs a request with it.
  *
  * It understands what the servers measured answer with: a Content-Length body. Anything else
  * (chunked, no length, a closed connection) fails that request, with the reason.
