@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bodies } from './core-runs';
 import { runLoad } from './load';
+import { median } from './median';
 import { createLatencyRecorder, openLoopPool, runOpenLoop } from './open-loop';
 import { cpuMicros } from './proc-cpu';
 import { startSlipwayAt, type ServerProcess } from './processes';
@@ -44,12 +45,6 @@ function buildBase(rev: string, work: string): string {
   });
   return root;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 async function main(): Promise<void> {
   const rev = option('--base', 'HEAD');

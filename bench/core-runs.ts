@@ -1,8 +1,9 @@
 /**
  * One measurement of Slipway against the machine's ceiling, the part of `npm run bench` that
  * is repeated (run.ts takes the median of the repeats): full load on the bare node:http
- * ceiling and on Slipway (sendTransaction with and without signature verification, at log
- * level info, /submit-batch and sendBundle), each with the server's CPU time per request,
+ * ceiling and on Slipway's sendTransaction with and without signature verification, in
+ * alternating rounds, then Slipway at log level info, /submit-batch and sendBundle, each with
+ * the server's CPU time per request,
  * then latency at shares of capacity measured in this same run: the ceiling and Slipway at
  * 25 % of the ceiling's requests/s (alternating rounds), and Slipway at 50 % of its own.
  */
@@ -12,6 +13,7 @@ import { runLoad } from './load';
 import { createLatencyRecorder, openLoopPool, runOpenLoop, summarize, type LatencyResult } from './open-loop';
 import { startCeiling, startSlipway, type ServerProcess } from './processes';
 import { libsodiumVerifyMicros, watchSteal } from './machine-state';
+import { median } from './median';
 
 export interface CoreRun {
   readonly ceiling: {
@@ -108,6 +110,43 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
     await runLoad({ ...options, durationS: LOAD_WARMUP_S });
     return runLoad({ ...options, durationS: LOAD_S, pid: server.pid });
   };
+  // Whole seconds a round (autocannon counts its duration in seconds).
+  const ROUNDS = ctx.quick ? 2 : 5;
+  /**
+   * Full load on each server in turn, in ROUNDS rounds of LOAD_S / ROUNDS seconds (the order
+   * rotating each round), after an unrecorded warm-up of each: each server's requests and CPU
+   * time summed over its rounds; its latency the median round's. `between` runs after each round.
+   */
+  const alternate = async (targets: { server: ServerProcess; nextBody: () => string }[], between: () => void): Promise<LoadResult[]> => {
+    const options = (target: (typeof targets)[number]) => ({
+      url: target.server.url,
+      path: '/',
+      headers: (target.server.key === undefined ? {} : { 'x-api-key': target.server.key }) as Record<string, string>,
+      nextBody: target.nextBody,
+      connections: CONNECTIONS,
+    });
+    for (const target of targets) await runLoad({ ...options(target), durationS: LOAD_WARMUP_S });
+    const rounds: LoadResult[][] = targets.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < targets.length; k++) {
+        const which = (round + k) % targets.length;
+        const target = targets[which]!;
+        rounds[which]!.push(await runLoad({ ...options(target), durationS: LOAD_S / ROUNDS, pid: target.server.pid }));
+        between();
+      }
+    }
+    return rounds.map((each) => {
+      const requests = each.reduce((sum, r) => sum + r.requests, 0);
+      const cpu = each.reduce((sum, r) => sum + (r.cpuUsPerRequest ?? NaN) * r.requests, 0);
+      return {
+        rps: requests / LOAD_S,
+        requests,
+        failed: each.reduce((sum, r) => sum + r.failed, 0),
+        latencyMs: { p50: median(each.map((r) => r.latencyMs.p50)), p99: median(each.map((r) => r.latencyMs.p99)) },
+        cpuUsPerRequest: cpu / Math.max(1, requests),
+      };
+    });
+  };
   /** Open loop at `rate`: an unrecorded warm-up each, then alternating one-second rounds (A B B A …) into one histogram per server. */
   const atRate = async (rate: number, targets: FixedRateTarget[]): Promise<LatencyResult[]> => {
     const runs = targets.map((target) => ({
@@ -129,17 +168,53 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
     () =>
       startSlipway(path.join(ctx.work, `${name}-${Date.now()}`), ['--upstream', 'sink', ...extra]);
 
+  // The ceiling, everything on and verification off in alternating rounds (rotating order),
+  // on three servers started together: the split of Slipway's cost into verification and the
+  // rest is a difference of two of them, and the machine's speed drifts from one minute to
+  // the next (one run of three gave 3.35× / 1.21× measured one after the other, the next
+  // 2.04× / 2.11×). The bare libsodium verification is timed between the rounds, in the same
+  // minutes. The servers not being loaded are idle meanwhile.
   const ceilingTxs = ctx.made(100_000, true);
-  ctx.progress('ceiling: bare node:http, full load', LOAD_S + LOAD_WARMUP_S);
-  const ceilingLoad = await withServer(startCeiling, (server) => measureLoad(server, '/', bodies('sendTransaction', ceilingTxs.next)));
+  const libsodiumSamples: number[] = [];
+  const [ceilingLoad, verifiedSend, noVerify] = (await withServer(startCeiling, (bare) =>
+    withServer(sink('verify-on'), (on) =>
+      withServer(sink('verify-off', ['--verify-signatures', 'false']), async (off) => {
+        // The ceiling's requests/s first, to size the pools of distinct transactions.
+        const warm = await runLoad({
+          url: bare.url,
+          path: '/',
+          headers: {},
+          nextBody: bodies('sendTransaction', ceilingTxs.next),
+          connections: CONNECTIONS,
+          durationS: LOAD_WARMUP_S,
+        });
+        const size = (factor: number) => Math.ceil(warm.rps * (LOAD_WARMUP_S + LOAD_S) * factor);
+        const singles = ctx.made(size(0.6));
+        const unverified = ctx.made(size(0.8));
+        ctx.progress(
+          `ceiling (bare node:http), Slipway sendTransaction everything on, and verification off: full load, ${ROUNDS} alternating rounds each`,
+          3 * (LOAD_S + LOAD_WARMUP_S),
+        );
+        try {
+          return await alternate(
+            [
+              { server: bare, nextBody: bodies('sendTransaction', ceilingTxs.next) },
+              { server: on, nextBody: bodies('sendTransaction', singles.next) },
+              { server: off, nextBody: bodies('sendTransaction', unverified.next) },
+            ],
+            () => libsodiumSamples.push(libsodiumVerifyMicros(ctx.quick ? 200 : 500)),
+          );
+        } finally {
+          singles.done();
+          unverified.done();
+        }
+      }),
+    ),
+  )) as [LoadResult, LoadResult, LoadResult];
   ceilingTxs.done();
   const forLoad = (factor: number) => Math.ceil(ceilingLoad.rps * (LOAD_WARMUP_S + LOAD_S) * factor);
 
-  const singles = ctx.made(forLoad(0.6));
-  ctx.progress('Slipway sendTransaction, everything on, sink upstream', LOAD_S + LOAD_WARMUP_S);
-  const verified = await withServer(sink('verify-on'), async (server) => {
-    const sendTransaction = await measureLoad(server, '/', bodies('sendTransaction', singles.next));
-    singles.done();
+  const verified = await withServer(sink('batches'), async (server) => {
     // Batches and bundles carry five transactions a request: their transactions/s came
     // within 0.82-0.87 of the ceiling's requests/s in some runs, so size for all of it.
     const batchTxs = ctx.made(forLoad(1.0));
@@ -150,15 +225,8 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
     ctx.progress('Slipway sendBundle, 5 transactions', LOAD_S + LOAD_WARMUP_S);
     const bundle = await measureLoad(server, '/', bodies('sendBundle', bundleTxs.next));
     bundleTxs.done();
-    return { sendTransaction, batch, bundle };
+    return { sendTransaction: verifiedSend, batch, bundle };
   });
-
-  const unverified = ctx.made(forLoad(0.8));
-  ctx.progress('Slipway sendTransaction, signature verification off', LOAD_S + LOAD_WARMUP_S);
-  const noVerify = await withServer(sink('verify-off', ['--verify-signatures', 'false']), (server) =>
-    measureLoad(server, '/', bodies('sendTransaction', unverified.next)),
-  );
-  unverified.done();
 
   // The runs above log at warn; a deployment's default is info, a line per submission.
   const logged = ctx.made(forLoad(0.6));
@@ -193,8 +261,7 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
   );
   halfTxs.done();
 
-  ctx.progress('one bare libsodium verification');
-  const libsodiumVerifyUs = libsodiumVerifyMicros(ctx.quick ? 2_000 : 10_000);
+  const libsodiumVerifyUs = median(libsodiumSamples);
   const stealPct = steal.stop() * 100;
 
   const cpu = (l: LoadResult) => l.cpuUsPerRequest ?? NaN;

@@ -27,6 +27,7 @@ import { measureTpuCost } from './tpu-cost';
 import { landingFigures, measureLandingByRoute } from './landing-by-route';
 import { runLoad } from './load';
 import { commitMeasured } from './machine-state';
+import { median } from './median';
 import { rssMiB, startSlipway } from './processes';
 import { writeReport } from './report';
 import type { BenchResults, SoakResult } from './bench-results';
@@ -66,13 +67,6 @@ function progress(what: string, seconds?: number, advance = true): void {
 }
 
 const fmtCount = (n: number) => n.toLocaleString('en-US');
-
-/** The middle value (the mean of the two middle ones for an even count). */
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function main(): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-bench-'));
