@@ -341,6 +341,13 @@ describe('anti-MEV on a local cluster with sandwiching leaders', () => {
         exposure = (await exposures([signature]))[0]!;
       }
       assert.ok(exposure !== null && !sandwichers.includes(exposure.leader), JSON.stringify(exposure));
+      // The send that landed is journaled once the engine has answered it, which can be a
+      // moment after the cluster executed it: wait for it (2 s at most) before reading them.
+      const landedSlot = exposure.slot;
+      const covers = (send: { slot?: number | null; windowSlots: number }) =>
+        send.slot != null && landedSlot >= send.slot && landedSlot < send.slot + send.windowSlots;
+      for (let i = 0; i < 80 && !(await journaled()).sends.some((send) => covers(send) && send.attempt >= 3); i++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
       const { sends } = await journaled();
       assert.deepEqual(
         sends.map((s) => s.attempt),
