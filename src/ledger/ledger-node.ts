@@ -13,7 +13,7 @@ import { checkJsonBody, installJsonBodyParser } from '../web/json-body';
 import { createJsonRpcEndpoint, describeMethod, errorResponse, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { computeBundleId } from '../core/bundle-id';
 import { validateTransaction, type ValidatedTransaction } from '../validation/validate-transaction';
-import { verifyTransactionSignatures } from '../validation/verify-signatures';
+import { verifyTransactionSignaturesAsValidators } from '../validation/verify-signatures';
 import { FaultInjector, parseFaultSetting, type FaultSetting } from './fault-injector';
 import { ledgerMethod } from './ledger-rpc';
 import type { LocalLedger } from './local-ledger';
@@ -119,7 +119,7 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
     const parsed = parseTransactionParam(params, false);
     if (!parsed.ok) return parsed;
     const { tx, config } = parsed.value;
-    const signaturesValid = verifyTransactionSignatures(tx.wire).valid;
+    const signaturesValid = verifyTransactionSignaturesAsValidators(tx.wire).valid;
     if (config.skipPreflight !== true) {
       if (!signaturesValid) return fail(slipwayError('SIGNATURE_VERIFICATION_FAILURE', 'Transaction signature verification failure'));
       if (typeof config.minContextSlot === 'number' && ledger.currentSlot < config.minContextSlot) {

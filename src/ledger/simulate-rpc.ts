@@ -13,7 +13,7 @@
 import bs58 from 'bs58';
 import type { RpcAnswer } from '../core/rpc-types';
 import { validateTransaction } from '../validation/validate-transaction';
-import { verifyTransactionSignatures } from '../validation/verify-signatures';
+import { verifyTransactionSignaturesAsValidators } from '../validation/verify-signatures';
 import type { LocalLedger, SimulationOutcome } from './local-ledger';
 import { API_VERSION, describeParam, encodeAccount, invalidParams, parseAddress, isAnswer } from './rpc-shapes';
 
@@ -58,7 +58,7 @@ export function simulateTransaction(ledger: LocalLedger, params: readonly unknow
   if (isAnswer(accounts)) return accounts;
 
   const outcome: SimulationOutcome =
-    sigVerify && !verifyTransactionSignatures(tx.wire).valid
+    sigVerify && !verifyTransactionSignaturesAsValidators(tx.wire).valid
       ? {
           signature: tx.signature,
           err: 'SignatureFailure',

@@ -127,16 +127,30 @@ export class SlotRingProducer {
 }
 
 /**
- * The worker's end, which never returns until the ring is closed: handles each item as soon
- * as it is written (`handle` gets the slot's bytes and returns the item's result), spinning
- * for `spinMs` when there is nothing to do before sleeping in `Atomics.wait`.
+ * Handles several waiting items at once, where that is cheaper than one at a time: `handle`
+ * gets the slots' memory and each item's offset and length, and returns true when every
+ * item's result is `result`; false sends each item to the one-at-a-time handler.
  */
-export function serveSlotRing(memory: SlotRingMemory, handle: (item: Buffer) => number, spinMs: number): void {
+export interface GroupHandler {
+  readonly max: number;
+  readonly result: number;
+  handle(slots: Uint8Array, offsets: Int32Array, lengths: Int32Array, count: number): boolean;
+}
+
+/**
+ * The worker's end, which never returns until the ring is closed: handles each item as soon
+ * as it is written (`handle` gets the slot's bytes and returns the item's result), or the
+ * items waiting together at once (`group`), spinning for `spinMs` when there is nothing to
+ * do before sleeping in `Atomics.wait`.
+ */
+export function serveSlotRing(memory: SlotRingMemory, handle: (item: Buffer) => number, spinMs: number, group?: GroupHandler): void {
   const control = new Int32Array(memory.control);
   const slots = Buffer.from(memory.slots);
   const lengths = new Int32Array(memory.words, 0, memory.slotCount);
   const results = new Int32Array(memory.words, memory.slotCount * Int32Array.BYTES_PER_ELEMENT, memory.slotCount);
   const mask = memory.slotCount - 1;
+  const offsets = new Int32Array(group?.max ?? 0);
+  const groupLengths = new Int32Array(group?.max ?? 0);
   let done = Atomics.load(control, DONE);
   for (;;) {
     let head = Atomics.load(control, HEAD);
@@ -148,6 +162,22 @@ export function serveSlotRing(memory: SlotRingMemory, handle: (item: Buffer) => 
       if (Atomics.load(control, HEAD) === done) Atomics.wait(control, HEAD, done);
       Atomics.store(control, SLEEPING, 0);
       continue;
+    }
+    const waiting = (head - done) | 0;
+    if (group !== undefined && waiting > 1) {
+      const count = Math.min(waiting, group.max);
+      for (let i = 0; i < count; i++) {
+        const index = (done + i) & mask;
+        offsets[i] = index * memory.slotBytes;
+        groupLengths[i] = lengths[index]!;
+      }
+      if (group.handle(slots, offsets, groupLengths, count)) {
+        for (let i = 0; i < count; i++) results[(done + i) & mask] = group.result;
+        done = (done + count) | 0;
+        Atomics.store(control, DONE, done);
+        Atomics.notify(control, DONE);
+        continue;
+      }
     }
     while (done !== head) {
       const index = done & mask;

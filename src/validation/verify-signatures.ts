@@ -1,22 +1,38 @@
 /**
  * Ed25519 verification of every signature of a wire transaction against its signer
- * (the first `numRequiredSignatures` account keys, in order). libsodium through
- * sodium-native: the fastest verifier reachable from Node; a test cross-checks it
- * against @noble/ed25519's independent implementation (via @solana/web3.js).
+ * (the first `numRequiredSignatures` account keys, in order). The gateway verifies with its
+ * own verifier where it was built (native-ed25519.ts: cofactored, and many signatures at
+ * once on the verification threads), else with libsodium; the ledger, standing in for the
+ * cluster's validators, with libsodium (cofactorless, as they are). Tests cross-check both
+ * against each other and libsodium against @noble/ed25519 (via @solana/web3.js).
  */
 import sodium from 'sodium-native';
+import { nativeEd25519 } from './native-ed25519';
 import type { WireTransaction } from './wire-transaction';
 
 export type SignatureCheck = { valid: true } | { valid: false; index: number; empty: boolean };
 
-/** Verifies all signatures; reports the first that fails and whether it was left blank. */
+type VerifyOne = (signature: Buffer, message: Buffer, key: Buffer) => boolean;
+
+const libsodiumVerify: VerifyOne = (signature, message, key) => sodium.crypto_sign_verify_detached(signature, message, key) === true;
+
+/** The gateway's verification of one signature. */
+export const verifySignature: VerifyOne = nativeEd25519 === null ? libsodiumVerify : (s, m, k) => nativeEd25519!.verifyDetached(s, m, k);
+
+/** Verifies all signatures as the gateway does; reports the first that fails and whether it was left blank. */
 export function verifyTransactionSignatures(tx: WireTransaction): SignatureCheck {
+  return checkEach(tx, verifySignature);
+}
+
+/** Verifies all signatures as the cluster's validators do (libsodium: the cofactorless equation). */
+export function verifyTransactionSignaturesAsValidators(tx: WireTransaction): SignatureCheck {
+  return checkEach(tx, libsodiumVerify);
+}
+
+function checkEach(tx: WireTransaction, verify: VerifyOne): SignatureCheck {
   for (let i = 0; i < tx.signatures.length; i++) {
     const signature = tx.signatures[i]!;
-    const signer = tx.staticAccountKeys[i]!;
-    if (!sodium.crypto_sign_verify_detached(signature, tx.message, signer)) {
-      return { valid: false, index: i, empty: isAllZero(signature) };
-    }
+    if (!verify(signature, tx.message, tx.staticAccountKeys[i]!)) return { valid: false, index: i, empty: isAllZero(signature) };
   }
   return { valid: true };
 }
