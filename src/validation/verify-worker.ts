@@ -56,7 +56,11 @@ export const GROUP_MAX = 32;
 const verifyGroup: GroupHandler | undefined =
   nativeEd25519 === null
     ? undefined
-    : { max: GROUP_MAX, result: -1, handle: (slots, offsets, lengths, count) => nativeEd25519!.verifyPacked(slots, offsets, lengths, count) === 1 };
+    : {
+        max: GROUP_MAX,
+        result: -1,
+        handle: (slots, offsets, lengths, count) => nativeEd25519!.verifyPacked(slots, offsets, lengths, count) === 1,
+      };
 
 if (!isMainThread && workerData?.verifier === true) {
   serveSlotRing(workerData.ring as SlotRingMemory, verifyFromSlot, workerData.spinMs as number, verifyGroup);

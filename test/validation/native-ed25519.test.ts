@@ -1,0 +1,210 @@
+/**
+ * The native ed25519 verifier (native/ed25519) against libsodium: every verdict alike, one
+ * signature at a time and in groups, over valid signatures, mutated ones and the encodings
+ * libsodium refuses; and the one documented difference (the cofactored equation).
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { describe, it } from 'node:test';
+import sodium from 'sodium-native';
+import { nativeEd25519, type NativeEd25519 } from '../../src/validation/native-ed25519';
+
+function native(): NativeEd25519 {
+  assert.ok(nativeEd25519 !== null, 'the native ed25519 verifier was not built (sh scripts/build-native.sh says why)');
+  return nativeEd25519;
+}
+
+interface Signer {
+  readonly key: Buffer;
+  readonly secret: Buffer;
+}
+
+function signer(): Signer {
+  const key = Buffer.alloc(32);
+  const secret = Buffer.alloc(64);
+  sodium.crypto_sign_keypair(key, secret);
+  return { key, secret };
+}
+
+function sign(message: Buffer, by: Signer): Buffer {
+  const signature = Buffer.alloc(64);
+  sodium.crypto_sign_detached(signature, message, by.secret);
+  return signature;
+}
+
+const libsodium = (signature: Buffer, message: Buffer, key: Buffer) => sodium.crypto_sign_verify_detached(signature, message, key) === true;
+
+/** Encodings of the points of small order (the identity, order 2, 4 and 8), as libsodium lists them. */
+const SMALL_ORDER = [
+  '0000000000000000000000000000000000000000000000000000000000000000',
+  '0100000000000000000000000000000000000000000000000000000000000000',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+].map((hex) => Buffer.from(hex, 'hex'));
+/** L, the group's order, little-endian. */
+const ORDER = Buffer.from('edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010', 'hex');
+
+const toBig = (bytes: Buffer) => BigInt('0x' + Buffer.from(bytes).reverse().toString('hex'));
+const fromBig = (value: bigint) => Buffer.from(value.toString(16).padStart(64, '0'), 'hex').reverse();
+/** r + H(R, A, M) a (mod L): an ed25519 s computed by hand, for an R of the test's choosing. */
+function scalarFor(R: Buffer, key: Buffer, message: Buffer, r: Buffer, a: Buffer): Buffer {
+  const h = toBig(crypto.createHash('sha512').update(R).update(key).update(message).digest());
+  return fromBig((toBig(r) + h * toBig(a)) % toBig(ORDER));
+}
+
+function addLittleEndian(a: Buffer, b: Buffer): Buffer {
+  const out = Buffer.alloc(32);
+  let carry = 0;
+  for (let i = 0; i < 32; i++) {
+    const sum = a[i]! + b[i]! + carry;
+    out[i] = sum & 0xff;
+    carry = sum >> 8;
+  }
+  return out;
+}
+
+/** The ways a signature, key or message is spoilt: each gives a case libsodium refuses (or, rarely, accepts). */
+const MUTATIONS: ((signature: Buffer, message: Buffer, key: Buffer, index: number) => [Buffer, Buffer, Buffer])[] = [
+  (s, m, k, i) => [flip(s, i % 32, i), m, k], // R
+  (s, m, k, i) => [flip(s, 32 + (i % 32), i), m, k], // s
+  (s, m, k, i) => [s, m.length > 0 ? flip(m, i % m.length, i) : Buffer.from([1]), k],
+  (s, m, k, i) => [s, m, flip(k, i % 32, i)],
+  (s, m, k) => [Buffer.concat([s.subarray(0, 32), addLittleEndian(s.subarray(32), ORDER)]), m, k], // s + L
+  (s, m, k, i) => [Buffer.concat([SMALL_ORDER[i % SMALL_ORDER.length]!, s.subarray(32)]), m, k],
+  (s, m, k, i) => [s, m, SMALL_ORDER[i % SMALL_ORDER.length]!],
+  (s, m, k, i) => {
+    const sign = Buffer.from(SMALL_ORDER[i % SMALL_ORDER.length]!);
+    sign[31]! |= 0x80; // the same points with the sign bit set
+    return [Buffer.concat([sign, s.subarray(32)]), m, k];
+  },
+  (s, m) => [s, m, Buffer.from('eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex')], // y = p + 1, not canonical
+  (s, m, k) => [
+    Buffer.concat([Buffer.from('f0ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex'), s.subarray(32)]),
+    m,
+    k,
+  ], // R's y above p
+  (s, m, k) => [Buffer.concat([s.subarray(0, 63), Buffer.from([s[63]! | 0xe0])]), m, k], // s's high bits
+  (_s, m, k) => [Buffer.alloc(64), m, k], // left blank
+];
+
+function flip(bytes: Buffer, at: number, seed: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[at]! ^= 1 << (seed % 8);
+  return copy;
+}
+
+/** Messages of every length around SHA-512's block boundaries, and transaction-sized ones. */
+const LENGTHS = [0, 1, 31, 32, 64, 111, 112, 113, 127, 128, 129, 239, 240, 241, 255, 256, 300, 1232];
+
+describe('the native ed25519 verifier, against libsodium', () => {
+  it('gives libsodium’s verdict on 3,000 signatures: valid, mutated, small-order, non-canonical and blank', () => {
+    const verifier = native();
+    const signers = Array.from({ length: 6 }, signer);
+    let valid = 0;
+    let refused = 0;
+    for (let i = 0; i < 3000; i++) {
+      const message = crypto.randomBytes(LENGTHS[i % LENGTHS.length]!);
+      const by = signers[i % signers.length]!;
+      let args: [Buffer, Buffer, Buffer] = [sign(message, by), message, by.key];
+      if (i % 4 !== 0) args = MUTATIONS[i % MUTATIONS.length]!(...args, i);
+      const expected = libsodium(...args);
+      assert.equal(verifier.verifyDetached(...args), expected, `case ${i} (mutation ${i % 4 === 0 ? 'none' : i % MUTATIONS.length})`);
+      if (expected) valid++;
+      else refused++;
+    }
+    assert.ok(valid >= 750 && refused >= 1500, `${valid} valid, ${refused} refused`);
+  });
+
+  it('verifies groups at once: 1 when every signature verifies, 0 when any one does not, read in place from shared memory', () => {
+    const verifier = native();
+    const signers = Array.from({ length: 4 }, signer);
+    for (let round = 0; round < 120; round++) {
+      const count = 1 + (round % 40);
+      // Transactions of one to three signers, packed as the verification thread finds them in its slots.
+      const packed: Buffer[] = [];
+      for (let t = 0; t < count; t++) {
+        const n = 1 + ((round + t) % 3);
+        const message = crypto.randomBytes(LENGTHS[(round + t) % LENGTHS.length]!);
+        const by = Array.from({ length: n }, (_, k) => signers[(t + k) % signers.length]!);
+        packed.push(Buffer.concat([Buffer.from([n]), ...by.map((s) => sign(message, s)), ...by.map((s) => s.key), message]));
+      }
+      const spoil = round % 2 === 1;
+      if (spoil) {
+        const t = round % count;
+        const n = packed[t]![0]!;
+        const k = round % n;
+        const message = packed[t]!.subarray(1 + n * 96);
+        const [signature, , key] = MUTATIONS[round % MUTATIONS.length]!(
+          packed[t]!.subarray(1 + k * 64, 65 + k * 64),
+          message,
+          packed[t]!.subarray(1 + n * 64 + k * 32, 1 + n * 64 + (k + 1) * 32),
+          round,
+        );
+        signature.copy(packed[t]!, 1 + k * 64);
+        key.copy(packed[t]!, 1 + n * 64 + k * 32);
+      }
+      const expected = packed.every((p) => {
+        const n = p[0]!;
+        const message = p.subarray(1 + n * 96);
+        for (let k = 0; k < n; k++)
+          if (!libsodium(p.subarray(1 + k * 64, 65 + k * 64), message, p.subarray(1 + n * 64 + k * 32, 1 + n * 64 + (k + 1) * 32)))
+            return false;
+        return true;
+      });
+      const memory = new Uint8Array(new SharedArrayBuffer(packed.reduce((sum, p) => sum + p.length + 7, 0)));
+      const offsets = new Int32Array(count);
+      const lengths = new Int32Array(count);
+      let at = 3; // not aligned, and with gaps, as the slots may be
+      packed.forEach((p, t) => {
+        memory.set(p, at);
+        offsets[t] = at;
+        lengths[t] = p.length;
+        at += p.length + 7;
+      });
+      assert.equal(
+        verifier.verifyPacked(memory, offsets, lengths, count),
+        expected ? 1 : 0,
+        `round ${round}: ${count} transactions, ${spoil ? 'one spoilt' : 'all valid'}`,
+      );
+      if (!spoil) assert.equal(expected, true);
+    }
+  });
+
+  it('refuses malformed packing without reading past the memory it was given', () => {
+    const verifier = native();
+    const memory = new Uint8Array(200);
+    memory[0] = 3; // three signers would need 289 bytes
+    assert.equal(verifier.verifyPacked(memory, Int32Array.of(0), Int32Array.of(200), 1), 0);
+    assert.equal(verifier.verifyPacked(memory, Int32Array.of(150), Int32Array.of(100), 1), 0);
+    assert.equal(verifier.verifyPacked(memory, Int32Array.of(-1), Int32Array.of(10), 1), 0);
+    memory[0] = 0;
+    assert.equal(verifier.verifyPacked(memory, Int32Array.of(0), Int32Array.of(200), 1), 0);
+    assert.throws(() => verifier.verifyPacked(memory, Int32Array.of(0), Int32Array.of(200), 2), /verifyPacked/);
+    assert.throws(() => verifier.verifyDetached('x' as unknown as Buffer, Buffer.alloc(1), Buffer.alloc(32)), /verifyDetached/);
+    assert.equal(verifier.verifyDetached(Buffer.alloc(63), Buffer.alloc(1), Buffer.alloc(32)), false);
+  });
+
+  it('accepts, as the cofactored equation does, a signature whose R carries a point of order 8, which libsodium refuses', () => {
+    const verifier = native();
+    // Made by the key's own holder: R' = rB + T (T of order 8), s = r + H(R', A, M) a.
+    const a = Buffer.alloc(32);
+    const r = Buffer.alloc(32);
+    sodium.crypto_core_ed25519_scalar_random(a);
+    sodium.crypto_core_ed25519_scalar_random(r);
+    const key = Buffer.alloc(32);
+    const rB = Buffer.alloc(32);
+    sodium.crypto_scalarmult_ed25519_base_noclamp(key, a);
+    sodium.crypto_scalarmult_ed25519_base_noclamp(rB, r);
+    const R = Buffer.alloc(32);
+    sodium.crypto_core_ed25519_add(R, rB, SMALL_ORDER[2]!);
+    const message = Buffer.from('a transfer');
+    const signature = Buffer.concat([R, scalarFor(R, key, message, r, a)]);
+    assert.equal(libsodium(signature, message, key), false);
+    assert.equal(verifier.verifyDetached(signature, message, key), true);
+    // The honest signature from the same nonce verifies under both.
+    const honest = Buffer.concat([rB, scalarFor(rB, key, message, r, a)]);
+    assert.equal(libsodium(honest, message, key), true);
+    assert.equal(verifier.verifyDetached(honest, message, key), true);
+  });
+});
