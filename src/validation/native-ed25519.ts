@@ -23,6 +23,8 @@ export const NATIVE_ED25519_PATH = path.join(__dirname, '..', '..', '..', 'nativ
 
 function load(): NativeEd25519 | null {
   try {
+    // A compiled addon is loaded by path, as `require` loads any .node file.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(NATIVE_ED25519_PATH) as NativeEd25519;
   } catch {
     return null;
