@@ -32,24 +32,23 @@ static void instance_free(napi_env env, void *data, void *hint) {
   free(self);
 }
 
-static int bytes_of(napi_env env, napi_value value, uint8_t **data, size_t *length) {
+/* The data of a typed array of the given type (a view of shared memory included). */
+static int typed_of(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
   napi_typedarray_type type;
   napi_value buffer;
   size_t offset;
   bool is_typed;
   if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
-  if (napi_get_typedarray_info(env, value, &type, length, (void **)data, &buffer, &offset) != napi_ok) return 0;
-  return type == napi_uint8_array;
+  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
+  return type == want;
+}
+
+static int bytes_of(napi_env env, napi_value value, uint8_t **data, size_t *length) {
+  return typed_of(env, value, napi_uint8_array, (void **)data, length);
 }
 
 static int int32s_of(napi_env env, napi_value value, int32_t **data, size_t *length) {
-  napi_typedarray_type type;
-  napi_value buffer;
-  size_t offset;
-  bool is_typed;
-  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
-  if (napi_get_typedarray_info(env, value, &type, length, (void **)data, &buffer, &offset) != napi_ok) return 0;
-  return type == napi_int32_array;
+  return typed_of(env, value, napi_int32_array, (void **)data, length);
 }
 
 static napi_value number(napi_env env, int32_t value) {
