@@ -44,4 +44,20 @@ describe('thread load and the offload switch', () => {
     assert.equal(where.inline, true, '0.3 + 0.05 < 0.55: back inline');
     assert.deepEqual(changes, [false, true]);
   });
+
+  it('offloads on the first sample over the high mark, before the smoothed figure gets there', () => {
+    // After an idle spell the smoothed figure is near 0: waiting for it to climb past the
+    // mark (about 300 ms) let a queue build at a rate the thread could not carry inline.
+    const load = fakeLoad(0.1);
+    const where = createOffloadSwitch(load, 0.05);
+    load.latest = 0.95;
+    load.sample();
+    assert.equal(where.inline, false, 'one busy sample moves the work off the request thread');
+    // Coming back is still by the smoothed figure: one quiet sample does not bring it back.
+    load.latest = 0.2;
+    load.busy = 0.6;
+    where.ran(500);
+    load.sample();
+    assert.equal(where.inline, false);
+  });
 });
