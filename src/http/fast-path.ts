@@ -13,7 +13,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayError } from '../errors/error-catalogue';
-import { fastPathRequestsTotal, requestDuration } from '../metrics/metrics';
+import { hotCount, hotSeries } from '../metrics/hot-series';
+import { fastPathRequestsTotal, REQUEST_DURATION_BUCKETS, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { Reply } from '../web/json-rpc-envelope';
 import { parseJsonBody } from '../web/json-body';
@@ -51,7 +52,11 @@ export function writeAnswer(response: ServerResponse, { status, body, headers }:
 
 /** Serves the request and returns true, or returns false (having read nothing) to leave it to Fastify. */
 export function createFastPath({ authenticator, admitKey, bodyLimit, routes, failed }: FastPathOptions) {
-  const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
+  const durations = {
+    '/': hotSeries(requestDuration, REQUEST_DURATION_BUCKETS, { path: '/' }),
+    '/submit-batch': hotSeries(requestDuration, REQUEST_DURATION_BUCKETS, { path: '/submit-batch' }),
+  };
+  const fastPathRequests = hotCount(fastPathRequestsTotal);
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     const path = request.url;
     if (request.method !== 'POST' || (path !== '/' && path !== '/submit-batch')) return false;
@@ -66,7 +71,7 @@ export function createFastPath({ authenticator, admitKey, bodyLimit, routes, fai
     if (!admitKey(key.id, request, response)) return true;
 
     const started = process.hrtime.bigint();
-    fastPathRequestsTotal.inc();
+    fastPathRequests.inc();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {

@@ -15,7 +15,14 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Authenticator } from '../auth/authenticator';
-import { fastPathRequestsTotal, leanHandoversTotal, leanRequestsTotal, requestDuration } from '../metrics/metrics';
+import { hotCount, hotSeries } from '../metrics/hot-series';
+import {
+  fastPathRequestsTotal,
+  leanHandoversTotal,
+  leanRequestsTotal,
+  REQUEST_DURATION_BUCKETS,
+  requestDuration,
+} from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { Reply } from '../web/json-rpc-envelope';
 import { parseJsonBody } from '../web/json-body';
@@ -63,7 +70,12 @@ function httpDate(): string {
 export function createLeanLane(options: LeanLaneOptions): LeanLane {
   const { authenticator, admission, bodyLimit, routes, failed } = options;
   const keepAlive = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.idleTimeoutMs / 1000)}\r\n\r\n`;
-  const durations = { '/': requestDuration.labels({ path: '/' }), '/submit-batch': requestDuration.labels({ path: '/submit-batch' }) };
+  const durations = {
+    '/': hotSeries(requestDuration, REQUEST_DURATION_BUCKETS, { path: '/' }),
+    '/submit-batch': hotSeries(requestDuration, REQUEST_DURATION_BUCKETS, { path: '/submit-batch' }),
+  };
+  const fastPathRequests = hotCount(fastPathRequestsTotal);
+  const leanRequests = hotCount(leanRequestsTotal);
   /** Connections in the lane, and whether each is between requests. */
   const open = new Map<Socket, { idle: boolean; closing: () => void }>();
   let closing = false;
@@ -219,8 +231,8 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
         busy = true;
         state.idle = false;
         const started = process.hrtime.bigint();
-        fastPathRequestsTotal.inc();
-        leanRequestsTotal.inc();
+        fastPathRequests.inc();
+        leanRequests.inc();
         const requestId = requestIdFor(read.requestId);
         const body = parseJsonBody(bodyText);
         routes[read.path](body, key, false, { requestId, idempotencyKey: read.idempotencyKey })

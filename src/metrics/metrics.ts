@@ -7,6 +7,7 @@
 import client from 'prom-client';
 import { OUTCOME_REASONS, type OutcomeReason } from '../core/outcome-reasons';
 import { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
+import { collectHotCounts, collectHotSeries } from './hot-series';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 export type Outcome = 'accepted' | 'duplicate' | 'replayed' | 'refused' | 'rejected';
@@ -71,11 +72,15 @@ export const refusalsTotal = new client.Counter({
   labelNames: ['kind'] as const,
 });
 
+export const REQUEST_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** Observed through hot-series.ts on the submission paths, through `observe` elsewhere. */
 export const requestDuration = new client.Histogram({
   name: 'slipway_request_duration_seconds',
   help: 'Time from request received to response sent, by path.',
   labelNames: ['path'] as const,
-  buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  buckets: REQUEST_DURATION_BUCKETS,
+  collect: collectHotSeries,
 });
 
 export const rebroadcastsTotal = new client.Counter({
@@ -129,14 +134,18 @@ export const protectedHoldSeconds = new client.Histogram({
   buckets: [0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 30, 60, 90],
 });
 
+/** Counted through hot-series.ts. */
 export const fastPathRequestsTotal = new client.Counter({
   name: 'slipway_http_fast_path_requests_total',
   help: 'Requests to POST / and POST /submit-batch served on the lean node:http path (the rest of those routes go through Fastify).',
+  collect: collectHotCounts,
 });
 
+/** Counted through hot-series.ts. */
 export const leanRequestsTotal = new client.Counter({
   name: 'slipway_http_lean_requests_total',
   help: 'Requests to POST / and POST /submit-batch read and answered straight off the connection (the lean lane, leanHttp); also counted in slipway_http_fast_path_requests_total.',
+  collect: collectHotCounts,
 });
 
 export const leanHandoversTotal = new client.Counter({
@@ -201,17 +210,23 @@ export const landingSeconds = new client.Histogram({
   buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
 });
 
+/** Counted through hot-series.ts. */
 export const upstreamSendsTotal = new client.Counter({
   name: 'slipway_upstream_sends_total',
   help: 'Sends to each configured upstream (first sends and rebroadcasts), by operation (transaction, bundle) and outcome (ok, error: the upstream could not be reached or used).',
   labelNames: ['upstream', 'operation', 'outcome'] as const,
+  collect: collectHotCounts,
 });
 
+export const UPSTREAM_SEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** Observed through hot-series.ts. */
 export const upstreamSendSeconds = new client.Histogram({
   name: 'slipway_upstream_send_seconds',
   help: 'Time each upstream took to answer a send, by operation.',
   labelNames: ['upstream', 'operation'] as const,
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  buckets: UPSTREAM_SEND_BUCKETS,
+  collect: collectHotSeries,
 });
 
 export const upstreamCircuitOpen = new client.Gauge({

@@ -3,14 +3,15 @@
  * rebroadcasts alike, from whichever part of Slipway sends them.
  */
 import type { Upstream } from './upstream';
-import { upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
+import { hotCount, hotSeries } from '../metrics/hot-series';
+import { UPSTREAM_SEND_BUCKETS, upstreamSendSeconds, upstreamSendsTotal } from '../metrics/metrics';
 
 export function instrumentedUpstream(upstream: Upstream): Upstream {
-  // Children bound once: labelling on every send costs more than counting.
+  // Series made once and counted in plain numbers (metrics/hot-series.ts): every send passes here.
   const bind = (operation: 'transaction' | 'bundle') => ({
-    ok: upstreamSendsTotal.labels({ upstream: upstream.name, operation, outcome: 'ok' }),
-    error: upstreamSendsTotal.labels({ upstream: upstream.name, operation, outcome: 'error' }),
-    seconds: upstreamSendSeconds.labels({ upstream: upstream.name, operation }),
+    ok: hotCount(upstreamSendsTotal, { upstream: upstream.name, operation, outcome: 'ok' }),
+    error: hotCount(upstreamSendsTotal, { upstream: upstream.name, operation, outcome: 'error' }),
+    seconds: hotSeries(upstreamSendSeconds, UPSTREAM_SEND_BUCKETS, { upstream: upstream.name, operation }),
   });
   const transaction = bind('transaction');
   const bundle = bind('bundle');

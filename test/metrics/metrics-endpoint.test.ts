@@ -70,6 +70,12 @@ describe('GET /metrics', () => {
     assert.equal(delta('slipway_upstream_sends_total{upstream="embedded",operation="transaction",outcome="ok"}'), 3);
     assert.equal(delta('slipway_upstream_send_seconds_count{upstream="embedded",operation="transaction"}'), 3);
     assert.equal(delta(`slipway_key_transactions_total{key_id="${ctx.gw.app.initialKey!.id}"}`), 3);
+    // The submission paths' request counts and durations (counted in plain numbers, metrics/hot-series.ts).
+    assert.equal(delta('slipway_request_duration_seconds_count{path="/submit-batch"}'), 1);
+    assert.equal(delta('slipway_request_duration_seconds_bucket{le="+Inf",path="/submit-batch"}'), 1);
+    assert.ok(delta('slipway_request_duration_seconds_count{path="/"}') >= 2);
+    // fetch's headers are outside the lean lane's form: these come by node:http's fast path.
+    assert.ok(delta('slipway_http_fast_path_requests_total') >= 3);
     for (const series of [
       'slipway_tracked_transactions',
       'slipway_rebroadcast_shed_total',
