@@ -3,12 +3,11 @@
  * while that thread has time to spare, on the worker threads once it is busy (see
  * runtime/thread-load.ts for the switch and why).
  */
-import { performance } from 'node:perf_hooks';
 import { inlineVerificationGauge } from '../metrics/metrics';
 import type { ThreadLoad } from '../runtime/thread-load';
 import { createOffloadSwitch } from '../runtime/thread-load';
-import { inlineVerifier, type SignatureVerifier } from './transaction-validator';
-import { verifyTransactionSignatures } from './verify-signatures';
+import type { SignatureVerifier } from './transaction-validator';
+import { createTurnGroupVerifier } from './turn-group-verifier';
 import { createWorkerVerifier } from './worker-verifier';
 
 /** libsodium's ed25519 verification, per signature, before one has been timed here. */
@@ -22,6 +21,8 @@ export interface AdaptiveVerifier extends SignatureVerifier {
 export function createAdaptiveVerifier(workers: SignatureVerifier, load: ThreadLoad): AdaptiveVerifier {
   inlineVerificationGauge.set(1);
   const where = createOffloadSwitch(load, INITIAL_COST_MS, (inline) => inlineVerificationGauge.set(inline ? 1 : 0));
+  // Inline, the transactions of a turn are verified as one group (turn-group-verifier.ts).
+  const here = createTurnGroupVerifier((signatures, ms) => where.ran(signatures, ms));
   return {
     get inline() {
       return where.inline;
@@ -31,10 +32,7 @@ export function createAdaptiveVerifier(workers: SignatureVerifier, load: ThreadL
         where.ran(wire.signatures.length);
         return workers.verify(wire);
       }
-      const started = performance.now();
-      const check = verifyTransactionSignatures(wire);
-      where.ran(wire.signatures.length, performance.now() - started);
-      return Promise.resolve(check);
+      return here.verify(wire);
     },
     close: () => workers.close(),
   };
@@ -49,6 +47,6 @@ export interface VerificationSettings {
 /** The verifier the settings ask for: none (a trusted verifier upstream), inline only, or adaptive over worker threads. */
 export function verifierFor(settings: VerificationSettings, load: ThreadLoad): SignatureVerifier | null {
   if (!settings.verifySignatures) return null;
-  if (settings.verifyThreads === 0) return inlineVerifier;
+  if (settings.verifyThreads === 0) return createTurnGroupVerifier();
   return createAdaptiveVerifier(createWorkerVerifier(settings.verifyThreads, settings.verifySpinUs / 1000), load);
 }

@@ -8,7 +8,6 @@ import { fail, ok } from '../errors/error-catalogue';
 import type { KnownTransactions, ValidatedTransaction } from './validate-transaction';
 import { parseTransaction, signatureFailure } from './validate-transaction';
 import type { SignatureCheck } from './verify-signatures';
-import { verifyTransactionSignatures } from './verify-signatures';
 import type { WireTransaction } from './wire-transaction';
 
 /** Verifies every signature of a transaction against its signers. */
@@ -16,12 +15,6 @@ export interface SignatureVerifier {
   verify(wire: WireTransaction): Promise<SignatureCheck>;
   close(): Promise<void>;
 }
-
-/** Verification in the calling thread, with libsodium. */
-export const inlineVerifier: SignatureVerifier = {
-  verify: async (wire) => verifyTransactionSignatures(wire),
-  close: async () => {},
-};
 
 export interface TransactionValidator {
   /** Every edge check of one Base64 transaction; `label` names it in messages when it is one of several. */
