@@ -14,7 +14,7 @@ import bs58 from 'bs58';
 import { LiteSVM } from 'litesvm';
 import { Account, FailedTransactionMetadata, type LiteSvm } from 'litesvm/dist/internal';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import { verifyTransactionSignatures } from '../validation/verify-signatures';
+import { verifyTransactionSignaturesAsValidators } from '../validation/verify-signatures';
 import { simulateBundleOn, type BundleSimulation, type BundleSimulationOptions } from './bundle-simulation';
 import { LeaderSchedule } from './leader-schedule';
 import { readSavedLedger, writeSavedLedger, type SavedLedger } from './ledger-state-file';
@@ -181,7 +181,9 @@ export class LocalLedger {
     options: BundleSimulationOptions & { readonly replaceBlockhash: boolean; readonly verifySignatures: boolean },
   ): BundleSimulation {
     return simulateBundleOn(this.svm, txs, options, (tx) => {
-      if (options.verifySignatures && !verifyTransactionSignatures(tx.wire).valid) return notIncluded(tx.signature, 'SignatureFailure');
+      // The validators' rule (libsodium's, cofactorless), not the gateway's: the ledger stands in for them.
+      if (options.verifySignatures && !verifyTransactionSignaturesAsValidators(tx.wire).valid)
+        return notIncluded(tx.signature, 'SignatureFailure');
       return options.replaceBlockhash ? undefined : this.checkAdmission(tx);
     });
   }

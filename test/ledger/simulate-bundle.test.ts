@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Connection, Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction, type PublicKey } from '@solana/web3.js';
+import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { startCluster, type Cluster } from '../helpers/cluster';
 import { post } from '../helpers/rpc';
-import { fundedKeypair } from '../helpers/solana';
+import { fundedKeypair, waitForStatus } from '../helpers/solana';
+import { scalarKeyPair, torsionSignature } from '../helpers/torsion-signature';
 
 interface TransactionResult {
   err: unknown;
@@ -125,6 +126,23 @@ describe('simulateBundle on the local cluster', () => {
     assert.equal(
       (await simulate([{ encodedTransactions: [forged.toString('base64')] }, { skipSigVerify: true }])).result.value.summary,
       'succeeded',
+    );
+
+    // A signature the cofactored rule accepts and the validators' (libsodium's) refuses: the
+    // node stands in for them, here as in sendTransaction (test/helpers/torsion-signature.ts).
+    const { a, key } = scalarKeyPair();
+    const owner = new PublicKey(key);
+    await waitForStatus(chain, await chain.requestAirdrop(owner, LAMPORTS_PER_SOL));
+    const message = new Transaction({ feePayer: owner, recentBlockhash: (await chain.getLatestBlockhash()).blockhash })
+      .add(SystemProgram.transfer({ fromPubkey: owner, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }))
+      .compileMessage()
+      .serialize();
+    const { torsion, honest } = torsionSignature(message, a, key);
+    const signedWith = (signature: Buffer) => Buffer.concat([Buffer.of(1), signature, message]).toString('base64');
+    assert.equal((await simulate([{ encodedTransactions: [signedWith(honest)] }])).result.value.summary, 'succeeded');
+    assert.equal(
+      (await simulate([{ encodedTransactions: [signedWith(torsion)] }])).result.value.transactionResults[0].err,
+      'SignatureFailure',
     );
 
     const stale = await transfer(payer, Keypair.generate().publicKey, 1_000_000, bs58.encode(Buffer.alloc(32, 7)));

@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
 import sodium from 'sodium-native';
 import { nativeEd25519, type NativeEd25519 } from '../../src/validation/native-ed25519';
+import { ORDER, scalarKeyPair, SMALL_ORDER, torsionSignature } from '../helpers/torsion-signature';
 
 function native(): NativeEd25519 {
   assert.ok(nativeEd25519 !== null, 'the native ed25519 verifier was not built (sh scripts/build-native.sh says why)');
@@ -33,25 +34,6 @@ function sign(message: Buffer, by: Signer): Buffer {
 }
 
 const libsodium = (signature: Buffer, message: Buffer, key: Buffer) => sodium.crypto_sign_verify_detached(signature, message, key) === true;
-
-/** Encodings of the points of small order (the identity, order 2, 4 and 8), as libsodium lists them. */
-const SMALL_ORDER = [
-  '0000000000000000000000000000000000000000000000000000000000000000',
-  '0100000000000000000000000000000000000000000000000000000000000000',
-  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
-  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
-  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-].map((hex) => Buffer.from(hex, 'hex'));
-/** L, the group's order, little-endian. */
-const ORDER = Buffer.from('edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010', 'hex');
-
-const toBig = (bytes: Buffer) => BigInt('0x' + Buffer.from(bytes).reverse().toString('hex'));
-const fromBig = (value: bigint) => Buffer.from(value.toString(16).padStart(64, '0'), 'hex').reverse();
-/** r + H(R, A, M) a (mod L): an ed25519 s computed by hand, for an R of the test's choosing. */
-function scalarFor(R: Buffer, key: Buffer, message: Buffer, r: Buffer, a: Buffer): Buffer {
-  const h = toBig(crypto.createHash('sha512').update(R).update(key).update(message).digest());
-  return fromBig((toBig(r) + h * toBig(a)) % toBig(ORDER));
-}
 
 function addLittleEndian(a: Buffer, b: Buffer): Buffer {
   const out = Buffer.alloc(32);
@@ -187,23 +169,13 @@ describe('the native ed25519 verifier, against libsodium', () => {
 
   it('accepts, as the cofactored equation does, a signature whose R carries a point of order 8, which libsodium refuses', () => {
     const verifier = native();
-    // Made by the key's own holder: R' = rB + T (T of order 8), s = r + H(R', A, M) a.
-    const a = Buffer.alloc(32);
-    const r = Buffer.alloc(32);
-    sodium.crypto_core_ed25519_scalar_random(a);
-    sodium.crypto_core_ed25519_scalar_random(r);
-    const key = Buffer.alloc(32);
-    const rB = Buffer.alloc(32);
-    sodium.crypto_scalarmult_ed25519_base_noclamp(key, a);
-    sodium.crypto_scalarmult_ed25519_base_noclamp(rB, r);
-    const R = Buffer.alloc(32);
-    sodium.crypto_core_ed25519_add(R, rB, SMALL_ORDER[2]!);
+    // Made by the key's own holder (test/helpers/torsion-signature.ts).
+    const { a, key } = scalarKeyPair();
     const message = Buffer.from('a transfer');
-    const signature = Buffer.concat([R, scalarFor(R, key, message, r, a)]);
+    const { torsion: signature, honest } = torsionSignature(message, a, key);
     assert.equal(libsodium(signature, message, key), false);
     assert.equal(verifier.verifyDetached(signature, message, key), true);
     // The honest signature from the same nonce verifies under both.
-    const honest = Buffer.concat([rB, scalarFor(rB, key, message, r, a)]);
     assert.equal(libsodium(honest, message, key), true);
     assert.equal(verifier.verifyDetached(honest, message, key), true);
   });
