@@ -10,12 +10,15 @@ import { createIdempotency, parseIdempotencyKey, REPLAYED_HEADERS, type Idempote
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
 import { refusal } from './refusal-replies';
-import { createSubmissionDesk, type SubmissionDeskOptions } from './submission-desk';
+import { createSubmissionDesk, type SubmissionDeskOptions, type SubmissionOutcome } from './submission-desk';
 
 export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> &
   Omit<SubmissionDeskOptions, 'logSubmission' | 'idempotency'> & {
     readonly idempotency: Omit<IdempotencyOptions, 'logError'>;
   };
+
+/** pino's levels that write info lines. */
+const LEVELS_WITH_INFO = new Set(['trace', 'debug', 'info']);
 
 export function createSubmissionAnswers(
   options: SubmissionAnswersOptions,
@@ -23,7 +26,9 @@ export function createSubmissionAnswers(
 ): { readonly answerRpc: Answerer; readonly answerBatch: Answerer } {
   // One info line per submission outcome (never the transaction or the key).
   const idempotency = createIdempotency({ ...options.idempotency, logError: (error, what) => log.error({ err: error }, what) });
-  const desk = createSubmissionDesk({ ...options, idempotency, logSubmission: (outcome) => log.info(outcome, 'submission') });
+  // The level is fixed for the process's life: below info, no line is made at all.
+  const logSubmission = LEVELS_WITH_INFO.has(log.level) ? (outcome: SubmissionOutcome) => log.info(outcome, 'submission') : null;
+  const desk = createSubmissionDesk({ ...options, idempotency, logSubmission });
   const handleRpc = createJsonRpcHandler({
     ...options,
     desk,

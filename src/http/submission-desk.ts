@@ -56,7 +56,12 @@ export interface SubmissionDeskOptions {
   readonly refusals: RecentRefusals;
   /** Told of every refusal, for the landing report's refusal counts (stores/refusal-tally.ts). */
   readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
-  readonly logSubmission: (outcome: SubmissionOutcome) => void;
+  /**
+   * Where the line goes; null when the log level leaves it out (warn and above). The line is
+   * not even made then: its objects, built on every submission, were most of what the young
+   * generation promoted at full load (measured with --trace-gc-nvp: 562 → 249 bytes a request).
+   */
+  readonly logSubmission: ((outcome: SubmissionOutcome) => void) | null;
   /** Where Idempotency-Keys are claimed and answered. */
   readonly idempotency: Idempotency;
 }
@@ -76,6 +81,15 @@ export interface SubmissionDesk {
 }
 
 const ADMITTED = ok(undefined);
+
+/** What every submission's log line starts with. */
+const lineOf = (request: SubmissionRequest, operation: Operation) => ({
+  requestId: request.requestId,
+  operation,
+  keyId: request.key.id,
+  antiMev: request.antiMev,
+  ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
+});
 
 export function createSubmissionDesk({
   pipeline,
@@ -108,18 +122,10 @@ export function createSubmissionDesk({
     result: Result<Answered<T>>,
     shown: (value: T) => Pick<SubmissionOutcome, 'signatures' | 'bundleId'>,
   ): DeskAnswer<T> {
-    const { idempotencyKey } = request;
-    const line = {
-      requestId: request.requestId,
-      operation,
-      keyId: request.key.id,
-      antiMev: request.antiMev,
-      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    };
     if (result.ok) {
       const outcome = result.value.replayed === true ? 'replayed' : result.value.duplicate ? 'duplicate' : 'accepted';
       countSubmission(operation, outcome);
-      logSubmission({ ...line, outcome, ...shown(result.value.value) });
+      logSubmission?.({ ...lineOf(request, operation), outcome, ...shown(result.value.value) });
       return outcome === 'replayed' ? { ...ok(result.value.value), replayed: true } : ok(result.value.value);
     }
     const { error } = result;
@@ -127,7 +133,7 @@ export function createSubmissionDesk({
     const reasonCode = refusalReason(error);
     countSubmission(operation, outcome);
     countOutcomeReason(reasonCode);
-    logSubmission({ ...line, outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
+    logSubmission?.({ ...lineOf(request, operation), outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
     tallyRefusal?.(request.key.id, operation, error, encoded);
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
       refusals.record(transaction, request.key.id, error.message, reasonCode);

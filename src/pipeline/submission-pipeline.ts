@@ -97,7 +97,11 @@ export function createSubmissionPipeline({
 }: PipelineDependencies): SubmissionPipeline {
   const recorder = new SubmissionRecorder(journal, tracker, initialSeq);
   // The slot is read from the tracker's watch, never asked for: a request waits for nothing more.
-  const received = (context: SubmissionContext): SubmissionContext => ({ ...context, receivedSlot: tracker.slotNow() });
+  const received = (context: SubmissionContext): SubmissionContext => ({
+    keyId: context.keyId,
+    antiMev: context.antiMev,
+    receivedSlot: tracker.slotNow(),
+  });
   const cluster = new ClusterClaims(claims);
   const protectedSends = new ProtectedSends(protection, recorder);
   const submitBatch = createBatchSubmitter({ router, recent, claims: cluster, recorder, protectedSends });

@@ -3,23 +3,26 @@
  * file, signature-index-sqlite.ts) is written in bulk, sorted, by its own thread every
  * 200 ms: one random B-tree insert per transaction on the hot path would cost more than the
  * rest of the journal write. Until the index has them, new entries are found in memory here.
+ *
+ * Those entries live a fifth of a second or more: at full load, through several
+ * young-generation collections, which copy what survives and then promote it. So none is
+ * an object: the pairs for the index are copied byte for byte from the wire into one
+ * buffer (recent-pairs.ts), and the look-up is a map of small integers (the first 30 bits
+ * of the signature → sequence number), a candidate the caller checks, as it checks what
+ * the index's 8-byte prefixes find.
  */
 import bs58 from 'bs58';
 import type { NewSubmission } from './journal';
 import type { JournalStatements } from './journal-sqlite-statements';
+import { PairBuffer, UnindexedSeqs, pairKey, signaturePrefix } from './recent-pairs';
 import { openSignatureIndex, packIndexPairs, signatureIndexFile, type SignatureIndexWriter } from './signature-index-sqlite';
 
 const INDEX_INTERVAL_MS = 200;
 
-/** The first 8 bytes of a transaction's first signature (after its count byte), as an integer key. */
-function signaturePrefix(wire: Buffer): bigint {
-  return wire.readBigInt64LE(1);
-}
-
-function prefixOfSignature(signature: string): bigint | undefined {
+function signatureBytes(signature: string): Buffer | undefined {
   try {
     const bytes = Buffer.from(bs58.decode(signature));
-    return bytes.length === 64 ? bytes.readBigInt64LE(0) : undefined;
+    return bytes.length === 64 ? bytes : undefined;
   } catch {
     return undefined;
   }
@@ -38,28 +41,22 @@ export interface JournalSignatures {
 
 /** Opens the index beside the journal `file`, first indexing what the journal holds beyond it (after a crash the index may lag). */
 export function openJournalSignatures(file: string, statements: JournalStatements, indexWriter: SignatureIndexWriter): JournalSignatures {
-  let unindexed: { prefix: bigint; seq: number; signature: string }[] = [];
-  const unindexedBySignature = new Map<string, number[]>();
-  const forget = (entries: typeof unindexed) => {
-    for (const entry of entries) {
-      const seqs = unindexedBySignature.get(entry.signature)?.filter((seq) => seq !== entry.seq) ?? [];
-      if (seqs.length === 0) unindexedBySignature.delete(entry.signature);
-      else unindexedBySignature.set(entry.signature, seqs);
-    }
-  };
+  const pending = new PairBuffer();
+  const unindexed = new UnindexedSeqs();
   const flushIndex = async () => {
-    if (unindexed.length === 0) return;
-    const entries = unindexed;
-    unindexed = [];
+    const pairs = pending.take();
+    if (pairs === null) return;
+    // The writer hands its pairs' memory to the index's thread: these are kept for after.
+    const kept = pairs.slice();
     try {
-      await indexWriter.add(packIndexPairs(entries));
+      await indexWriter.add(pairs);
     } catch {
-      // Still found through `unindexedBySignature`; tried again with the next batch (and
-      // start-up indexes whatever the journal holds beyond the index).
-      unindexed = entries.concat(unindexed);
+      // Still found in `unindexed`; tried again with the next batch (and start-up indexes
+      // whatever the journal holds beyond the index).
+      pending.putBack(kept);
       return;
     }
-    forget(entries);
+    unindexed.forget(kept);
   };
   // After a crash the index may lag the journal: catch up before serving.
   const index = openSignatureIndex(signatureIndexFile(file));
@@ -71,16 +68,16 @@ export function openJournalSignatures(file: string, statements: JournalStatement
   return {
     note(seq, submission) {
       for (const tx of submission.transactions) {
-        unindexed.push({ prefix: signaturePrefix(tx.wire), seq, signature: tx.signature });
-        const seqs = unindexedBySignature.get(tx.signature);
-        if (seqs === undefined) unindexedBySignature.set(tx.signature, [seq]);
-        else seqs.push(seq);
+        pending.push(tx.wire, seq);
+        unindexed.add(pairKey(tx.wire, 1), seq);
       }
     },
     seqsOf(signature) {
-      const seqs = new Set<number>(unindexedBySignature.get(signature) ?? []);
-      const prefix = prefixOfSignature(signature);
-      if (prefix !== undefined) for (const seq of index.lookup(prefix)) seqs.add(seq);
+      const bytes = signatureBytes(signature);
+      const seqs = new Set<number>();
+      if (bytes === undefined) return seqs;
+      for (const seq of unindexed.seqsOf(pairKey(bytes, 0))) seqs.add(seq);
+      for (const seq of index.lookup(bytes.readBigInt64LE(0))) seqs.add(seq);
       return seqs;
     },
     stop() {

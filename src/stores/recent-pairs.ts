@@ -1,0 +1,107 @@
+/**
+ * The signature index's entries before its thread has written them (journal-sqlite-signatures.ts),
+ * held without an object per entry: the (prefix, seq) pairs in one growing buffer laid out
+ * as the index takes them (signature-index-sqlite.ts: two 64-bit integers each), and the
+ * look-up as a map between small integers.
+ */
+import type { IndexPairs } from './signature-index-sqlite';
+
+const PAIR_BYTES = 16;
+const TWO_32 = 2 ** 32;
+
+/** The first 8 bytes of a transaction's first signature (after its count byte), as the index's integer key. */
+export function signaturePrefix(wire: Buffer): bigint {
+  return wire.readBigInt64LE(1);
+}
+
+/** The first 30 bits of a signature starting at `at`: a small integer (no heap number), shared by about one signature in a billion. */
+export function pairKey(bytes: Buffer, at: number): number {
+  return bytes.readUInt32LE(at) & 0x3fff_ffff;
+}
+
+/** Pairs for the index's next batch, in sequence order. */
+export class PairBuffer {
+  private bytes = Buffer.alloc(64 * PAIR_BYTES);
+  private count = 0;
+
+  /** Appends the pair of the transaction `wire` (its first signature's prefix) and `seq`. */
+  push(wire: Buffer, seq: number): void {
+    if ((this.count + 1) * PAIR_BYTES > this.bytes.length) {
+      const grown = Buffer.alloc(this.bytes.length * 2);
+      this.bytes.copy(grown);
+      this.bytes = grown;
+    }
+    const at = this.count * PAIR_BYTES;
+    wire.copy(this.bytes, at, 1, 9);
+    this.bytes.writeUInt32LE(seq % TWO_32, at + 8);
+    this.bytes.writeUInt32LE(Math.floor(seq / TWO_32), at + 12);
+    this.count += 1;
+  }
+
+  /** Everything pushed so far, as the index takes it, and empties the buffer; null when there is nothing. */
+  take(): IndexPairs | null {
+    if (this.count === 0) return null;
+    const pairs = new BigInt64Array(this.count * 2);
+    Buffer.from(pairs.buffer).set(this.bytes.subarray(0, this.count * PAIR_BYTES));
+    this.count = 0;
+    return pairs;
+  }
+
+  /** A batch the index refused goes back in front of what came since, keeping sequence order. */
+  putBack(pairs: IndexPairs): void {
+    const since = this.take();
+    const front = Buffer.from(pairs.buffer, pairs.byteOffset, pairs.byteLength);
+    const rest = since === null ? Buffer.alloc(0) : Buffer.from(since.buffer);
+    this.bytes = Buffer.alloc(Math.max(64 * PAIR_BYTES, (front.length + rest.length) * 2));
+    front.copy(this.bytes, 0);
+    rest.copy(this.bytes, front.length);
+    this.count = (front.length + rest.length) / PAIR_BYTES;
+  }
+}
+
+/** Sequence numbers by pair key, for entries the index does not have yet. */
+export class UnindexedSeqs {
+  /** The first sequence number noted under a key. */
+  private readonly first = new Map<number, number>();
+  /** Any more under the same key (rare: the same signature twice, or 30 bits shared). */
+  private readonly more = new Map<number, number[]>();
+
+  add(key: number, seq: number): void {
+    if (!this.first.has(key)) this.first.set(key, seq);
+    else {
+      const others = this.more.get(key);
+      if (others === undefined) this.more.set(key, [seq]);
+      else others.push(seq);
+    }
+  }
+
+  seqsOf(key: number): number[] {
+    const seq = this.first.get(key);
+    return seq === undefined ? [] : [seq, ...(this.more.get(key) ?? [])];
+  }
+
+  /** The index has written these pairs: they are found there now. */
+  forget(pairs: IndexPairs): void {
+    const bytes = Buffer.from(pairs.buffer, pairs.byteOffset, pairs.byteLength);
+    for (let at = 0; at < bytes.length; at += PAIR_BYTES) {
+      const key = pairKey(bytes, at);
+      const seq = bytes.readUInt32LE(at + 8) + bytes.readUInt32LE(at + 12) * TWO_32;
+      const others = this.more.get(key);
+      if (this.first.get(key) === seq) {
+        if (others === undefined) this.first.delete(key);
+        else {
+          this.first.set(key, others.shift()!);
+          if (others.length === 0) this.more.delete(key);
+        }
+      } else if (others !== undefined) {
+        const i = others.indexOf(seq);
+        if (i !== -1) others.splice(i, 1);
+        if (others.length === 0) this.more.delete(key);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.first.size;
+  }
+}
