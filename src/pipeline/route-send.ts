@@ -16,7 +16,25 @@ export interface RouteOutcome {
   readonly contacted: { upstream: string; leader: string; address: string }[];
 }
 
-export async function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
+export function sendToRoute(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
+  // One upstream, the usual route: its answer alone, without allSettled's array of results.
+  if (route.length === 1) return sendToOne(route[0]!, tx, options);
+  return sendToAll(route, tx, options);
+}
+
+function sendToOne(upstream: Upstream, tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
+  return upstream.sendTransaction(tx, options).then(
+    (result) => ({
+      accepted: 1,
+      dropped: result.dropped,
+      failures: [],
+      contacted: result.contacted === undefined ? [] : result.contacted.map((leader) => ({ upstream: upstream.name, ...leader })),
+    }),
+    (error: unknown) => ({ accepted: 0, dropped: null, failures: [`${upstream.name}: ${(error as Error).message}`], contacted: [] }),
+  );
+}
+
+async function sendToAll(route: readonly Upstream[], tx: ValidatedTransaction, options: SendOptions): Promise<RouteOutcome> {
   const results = await Promise.allSettled(route.map((upstream) => upstream.sendTransaction(tx, options)));
   let accepted = 0;
   let dropped: string | null = null;

@@ -18,7 +18,7 @@ export interface Router {
   /** The upstreams that take this submission (anti-MEV does not change bundles' route). */
   route(operation: Operation, antiMev: boolean): Result<readonly Upstream[]>;
   /** Where a route's preflight may run, in order: its upstreams that simulate, then the reads upstream. */
-  simulators(route: readonly Upstream[]): Upstream[];
+  simulators(route: readonly Upstream[]): readonly Upstream[];
   /** Answers reads and statuses. */
   readonly reads: Upstream;
   byName(name: string): Upstream | undefined;
@@ -44,6 +44,7 @@ export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: R
     antiMev: resolve(routes.antiMev),
   };
   const reads = upstreams.get(routes.reads)!;
+  const simulatorsOf = new WeakMap<readonly Upstream[], readonly Upstream[]>();
   return {
     route(operation, antiMev) {
       const chosen = antiMev && operation !== 'sendBundle' ? table.antiMev : table[operation];
@@ -57,7 +58,15 @@ export function createRouter(upstreams: ReadonlyMap<string, Upstream>, routes: R
         ),
       );
     },
-    simulators: (route) => [...new Set([...route.filter((u) => u.simulates), reads])],
+    simulators: (route) => {
+      // Routes are the table's own arrays: each one's simulators are worked out once.
+      let found = simulatorsOf.get(route);
+      if (found === undefined) {
+        found = [...new Set([...route.filter((u) => u.simulates), reads])];
+        simulatorsOf.set(route, found);
+      }
+      return found;
+    },
     reads,
     byName: (name) => upstreams.get(name),
     async call(method, params) {

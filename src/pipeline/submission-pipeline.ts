@@ -110,8 +110,11 @@ export function createSubmissionPipeline({
   const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<Sent>> }>();
 
   /** A transaction this gateway has not seen: claimed across the cluster (with a shared store), then forwarded. */
-  async function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
-    if (!cluster.shared) return forwardFresh(tx, options, context);
+  function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
+    return cluster.shared ? claimAndForward(tx, options, context) : forwardFresh(tx, options, context);
+  }
+
+  async function claimAndForward(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
     const id = tx.digest.toString('hex');
     const claimed = await cluster.claim([id]);
     if (!claimed.ok) return claimed;

@@ -63,8 +63,8 @@ export function createJsonRpcEndpoint<C>(
     refused(error);
     return pureErrorResponse(id, error);
   };
-  /** One request object; `body` is undefined for a notification. */
-  async function handleOne(request: unknown, context: C): Promise<Reply> {
+  /** One request object; `body` is undefined for a notification (or, `alone`, its answer is a 204). */
+  async function handleOne(request: unknown, context: C, alone = false): Promise<Reply> {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       return {
         status: 200,
@@ -103,14 +103,16 @@ export function createJsonRpcEndpoint<C>(
         body: errorResponse(rid, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed')),
       };
     }
-    return isNotification ? { status: 200, body: undefined } : reply;
+    if (isNotification) return { status: alone ? 204 : 200, body: undefined };
+    return alone && reply.body === undefined ? { status: 204, body: undefined } : reply;
   }
 
-  return async function handle(body: unknown, context: C): Promise<Reply> {
-    if (!Array.isArray(body)) {
-      const reply = await handleOne(body, context);
-      return reply.body === undefined ? { status: 204, body: undefined } : reply;
-    }
+  return function handle(body: unknown, context: C): Promise<Reply> {
+    // A single request, the usual body, is answered by handleOne itself: one promise fewer.
+    return Array.isArray(body) ? handleBatch(body, context) : handleOne(body, context, true);
+  };
+
+  async function handleBatch(body: unknown[], context: C): Promise<Reply> {
     if (body.length === 0)
       return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: the batch is empty')) };
     if (body.length > MAX_JSON_RPC_BATCH) {
@@ -125,5 +127,5 @@ export function createJsonRpcEndpoint<C>(
     const replies = await Promise.all(body.map((request) => handleOne(request, context)));
     const bodies = replies.map((reply) => reply.body).filter((b) => b !== undefined);
     return bodies.length === 0 ? { status: 204, body: undefined } : { status: 200, body: bodies };
-  };
+  }
 }
