@@ -42,11 +42,19 @@ export interface CoreRun {
   readonly ratios: Record<string, number>;
 }
 
+/** Pre-signed transactions for one run (bench/signed-transactions.ts, pregenerate). */
+export interface SignedPool {
+  next(): string;
+  /** Between runs: enough for the next one if it sends `factor` times what was sent since the last refill. */
+  refill(factor: number): void;
+  done(): void;
+}
+
 export interface CoreContext {
   readonly work: string;
   readonly quick: boolean;
   /** Pre-signed distinct transactions: `count` of them, from `next()` once made. */
-  readonly made: (count: number, cycle?: boolean) => { next: () => string; done: () => void };
+  readonly made: (count: number, cycle?: boolean) => SignedPool;
   readonly progress: (what: string, seconds?: number) => void;
 }
 
@@ -99,7 +107,7 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
   const steal = watchSteal();
 
   /** Full load after an unrecorded warm-up (JIT, connections, caches), the server's CPU read around the measured part. */
-  const measureLoad = async (server: ServerProcess, path_: string, nextBody: () => string): Promise<LoadResult> => {
+  const measureLoad = async (server: ServerProcess, path_: string, nextBody: () => string, pool: SignedPool): Promise<LoadResult> => {
     const options = {
       url: server.url,
       path: path_,
@@ -108,6 +116,7 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
       connections: CONNECTIONS,
     };
     await runLoad({ ...options, durationS: LOAD_WARMUP_S });
+    pool.refill((LOAD_S / LOAD_WARMUP_S) * 1.5);
     return runLoad({ ...options, durationS: LOAD_S, pid: server.pid });
   };
   // Whole seconds a round (autocannon counts its duration in seconds).
@@ -117,7 +126,10 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
    * rotating each round), after an unrecorded warm-up of each: each server's requests and CPU
    * time summed over its rounds; its latency the median round's. `between` runs after each round.
    */
-  const alternate = async (targets: { server: ServerProcess; nextBody: () => string }[], between: () => void): Promise<LoadResult[]> => {
+  const alternate = async (
+    targets: { server: ServerProcess; nextBody: () => string; pool: SignedPool }[],
+    between: () => void,
+  ): Promise<LoadResult[]> => {
     const options = (target: (typeof targets)[number]) => ({
       url: target.server.url,
       path: '/',
@@ -126,12 +138,15 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
       connections: CONNECTIONS,
     });
     for (const target of targets) await runLoad({ ...options(target), durationS: LOAD_WARMUP_S });
+    // A round is as long as a warm-up: each pool then holds half as much again as its last use, made while the servers idle.
+    for (const target of targets) target.pool.refill((LOAD_S / ROUNDS / LOAD_WARMUP_S) * 1.5);
     const rounds: LoadResult[][] = targets.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < targets.length; k++) {
         const which = (round + k) % targets.length;
         const target = targets[which]!;
         rounds[which]!.push(await runLoad({ ...options(target), durationS: LOAD_S / ROUNDS, pid: target.server.pid }));
+        target.pool.refill(1.5);
         between();
       }
     }
@@ -198,9 +213,9 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
         try {
           return await alternate(
             [
-              { server: bare, nextBody: bodies('sendTransaction', ceilingTxs.next) },
-              { server: on, nextBody: bodies('sendTransaction', singles.next) },
-              { server: off, nextBody: bodies('sendTransaction', unverified.next) },
+              { server: bare, nextBody: bodies('sendTransaction', ceilingTxs.next), pool: ceilingTxs },
+              { server: on, nextBody: bodies('sendTransaction', singles.next), pool: singles },
+              { server: off, nextBody: bodies('sendTransaction', unverified.next), pool: unverified },
             ],
             () => libsodiumSamples.push(libsodiumVerifyMicros(ctx.quick ? 200 : 500)),
           );
@@ -219,11 +234,11 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
     // within 0.82-0.87 of the ceiling's requests/s in some runs, so size for all of it.
     const batchTxs = ctx.made(forLoad(1.0));
     ctx.progress('Slipway /submit-batch, 5 transactions', LOAD_S + LOAD_WARMUP_S);
-    const batch = await measureLoad(server, '/submit-batch', bodies('submitBatch', batchTxs.next));
+    const batch = await measureLoad(server, '/submit-batch', bodies('submitBatch', batchTxs.next), batchTxs);
     batchTxs.done();
     const bundleTxs = ctx.made(forLoad(1.0));
     ctx.progress('Slipway sendBundle, 5 transactions', LOAD_S + LOAD_WARMUP_S);
-    const bundle = await measureLoad(server, '/', bodies('sendBundle', bundleTxs.next));
+    const bundle = await measureLoad(server, '/', bodies('sendBundle', bundleTxs.next), bundleTxs);
     bundleTxs.done();
     return { sendTransaction: verifiedSend, batch, bundle };
   });
@@ -232,7 +247,7 @@ export async function measureCore(ctx: CoreContext): Promise<CoreRun> {
   const logged = ctx.made(forLoad(0.6));
   ctx.progress('Slipway sendTransaction at log level info (a log line per submission)', LOAD_S + LOAD_WARMUP_S);
   const loggedAtInfo = await withServer(sink('log-info', ['--log-level', 'info']), (server) =>
-    measureLoad(server, '/', bodies('sendTransaction', logged.next)),
+    measureLoad(server, '/', bodies('sendTransaction', logged.next), logged),
   );
   logged.done();
 

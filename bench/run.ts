@@ -83,6 +83,7 @@ async function main(): Promise<void> {
       const pool = pregenerate(factory, count, cycle);
       return {
         next: pool.next,
+        refill: (factor: number) => pool.refill(factor),
         done: () => {
           onTheFly += pool.onTheFly;
         },
