@@ -43,7 +43,14 @@ export interface JournalSignatures {
 export function openJournalSignatures(file: string, statements: JournalStatements, indexWriter: SignatureIndexWriter): JournalSignatures {
   const pending = new PairBuffer();
   const unindexed = new UnindexedSeqs();
-  const flushIndex = async () => {
+  /**
+   * One batch at a time: the index records how far it holds everything (the highest
+   * sequence number of a batch written), so a later batch written while an earlier one
+   * failed would let start-up skip the earlier one's entries after a crash. A batch that
+   * fails goes back in front of what came since and is tried again with it.
+   */
+  let writing: Promise<void> | null = null;
+  const writeBatch = async () => {
     const pairs = pending.take();
     if (pairs === null) return;
     // The writer hands its pairs' memory to the index's thread: these are kept for after.
@@ -58,11 +65,20 @@ export function openJournalSignatures(file: string, statements: JournalStatement
     }
     unindexed.forget(kept);
   };
+  const flushIndex = (): Promise<void> => {
+    writing ??= writeBatch().finally(() => {
+      writing = null;
+    });
+    return writing;
+  };
   // After a crash the index may lag the journal: catch up before serving.
   const index = openSignatureIndex(signatureIndexFile(file));
   const missing = statements.selectUnindexed.all(index.indexedUpTo()) as { seq: number; wire: Buffer }[];
   index.add(packIndexPairs(missing.map((row) => ({ prefix: signaturePrefix(row.wire), seq: row.seq }))));
-  const indexTimer = setInterval(() => void flushIndex(), INDEX_INTERVAL_MS);
+  // A batch that cannot even be put back (memory) is still found in `unindexed` until a
+  // restart, and start-up indexes what the journal holds beyond the index: never a reason
+  // for a timer's rejection to end the process.
+  const indexTimer = setInterval(() => void flushIndex().catch(() => {}), INDEX_INTERVAL_MS);
   indexTimer.unref();
 
   return {
@@ -84,6 +100,8 @@ export function openJournalSignatures(file: string, statements: JournalStatement
       clearInterval(indexTimer);
     },
     async close() {
+      // What a periodic batch has in flight first, then the rest.
+      await writing;
       await flushIndex();
       await indexWriter.close();
       index.close();

@@ -47,12 +47,13 @@ export class PairBuffer {
     return pairs;
   }
 
-  /** A batch the index refused goes back in front of what came since, keeping sequence order. */
+  /** A batch the index refused goes back in front of what came since (one batch is written at a time: sequence order is kept). */
   putBack(pairs: IndexPairs): void {
     const since = this.take();
     const front = Buffer.from(pairs.buffer, pairs.byteOffset, pairs.byteLength);
     const rest = since === null ? Buffer.alloc(0) : Buffer.from(since.buffer);
-    this.bytes = Buffer.alloc(Math.max(64 * PAIR_BYTES, (front.length + rest.length) * 2));
+    // Exactly what is held (push grows it when more comes): a long outage of the index must not hold twice its backlog.
+    this.bytes = Buffer.alloc(Math.max(64 * PAIR_BYTES, front.length + rest.length));
     front.copy(this.bytes, 0);
     rest.copy(this.bytes, front.length);
     this.count = (front.length + rest.length) / PAIR_BYTES;

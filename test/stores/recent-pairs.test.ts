@@ -41,12 +41,19 @@ describe('the signature index entries held before the index has them', () => {
     }
     assert.deepEqual(unindexed.seqsOf(pairKey(a, 1)), [7, 9]);
     const written = pending.take()!;
-    // The index wrote a's pair only: b's and c's are still found here.
-    unindexed.forget(written.slice(0, 2));
-    assert.deepEqual(unindexed.seqsOf(pairKey(b, 1)), [9]);
-    assert.deepEqual(unindexed.seqsOf(pairKey(c, 1)), [11]);
-    unindexed.forget(written.slice(2));
+    // b's pair first (the second under the shared key): a's stays.
+    unindexed.forget(written.subarray(2, 4));
+    assert.deepEqual(unindexed.seqsOf(pairKey(a, 1)), [7]);
+    // Then a's: c's is still found here.
+    unindexed.forget(written.subarray(0, 2));
     assert.deepEqual(unindexed.seqsOf(pairKey(a, 1)), []);
+    assert.deepEqual(unindexed.seqsOf(pairKey(c, 1)), [11]);
+    unindexed.forget(written.subarray(4));
     assert.equal(unindexed.size, 0);
+    // A refused batch with nothing come since is simply taken again.
+    pending.push(a, 12);
+    const refused = pending.take()!;
+    pending.putBack(refused);
+    assert.deepEqual(pending.take(), refused);
   });
 });
