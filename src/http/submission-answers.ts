@@ -4,6 +4,7 @@
  * apart. The submission desk answers submissions and alone counts and logs their outcomes.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { slipwayError } from '../errors/error-catalogue';
 import { checkJsonBody } from '../web/json-body';
 import { createIdempotency, parseIdempotencyKey, REPLAYED_HEADERS, type IdempotencyOptions } from './idempotency';
@@ -17,9 +18,6 @@ export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 
     readonly idempotency: Omit<IdempotencyOptions, 'logError'>;
   };
 
-/** pino's levels that write info lines. */
-const LEVELS_WITH_INFO = new Set(['trace', 'debug', 'info']);
-
 export function createSubmissionAnswers(
   options: SubmissionAnswersOptions,
   log: FastifyBaseLogger,
@@ -27,7 +25,10 @@ export function createSubmissionAnswers(
   // One info line per submission outcome (never the transaction or the key).
   const idempotency = createIdempotency({ ...options.idempotency, logError: (error, what) => log.error({ err: error }, what) });
   // The level is fixed for the process's life: below info, no line is made at all.
-  const logSubmission = LEVELS_WITH_INFO.has(log.level) ? (outcome: SubmissionOutcome) => log.info(outcome, 'submission') : null;
+  const logSubmission =
+    (pino.levels.values[log.level] ?? Infinity) <= pino.levels.values.info!
+      ? (outcome: SubmissionOutcome) => log.info(outcome, 'submission')
+      : null;
   const desk = createSubmissionDesk({ ...options, idempotency, logSubmission });
   const handleRpc = createJsonRpcHandler({
     ...options,

@@ -1,30 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
-import bs58 from 'bs58';
 import { nativeEd25519 } from '../../src/validation/native-ed25519';
 import { createTurnGroupVerifier } from '../../src/validation/turn-group-verifier';
 import { verifyTransactionSignaturesAsValidators } from '../../src/validation/verify-signatures';
-import { isWireDefect, parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
-
-/** `count` transfers, one or two signers; every third spoilt (a flipped bit), every fifth with a blank second signature. */
-function transfers(count: number, spoil: boolean): WireTransaction[] {
-  const payer = Keypair.generate();
-  const other = Keypair.generate();
-  const wires: WireTransaction[] = [];
-  for (let i = 0; wires.length < count; i++) {
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: bs58.encode(Buffer.alloc(32, i % 251)) }).add(
-      SystemProgram.transfer({ fromPubkey: i % 2 === 0 ? payer.publicKey : other.publicKey, toPubkey: payer.publicKey, lamports: i + 1 }),
-    );
-    if (spoil && i % 5 === 0 && i % 2 === 1) tx.partialSign(payer);
-    else tx.sign(...(i % 2 === 0 ? [payer] : [payer, other]));
-    const bytes = tx.serialize({ requireAllSignatures: false });
-    if (spoil && i % 3 === 0) bytes[1 + ((i * 31) % (bytes.length - 1))]! ^= 1 << (i % 8);
-    const wire = parseWireTransaction(bytes);
-    if (!isWireDefect(wire)) wires.push(wire);
-  }
-  return wires;
-}
+import { transfers } from '../helpers/signed-wires';
 
 describe('inline verification, one group a turn (cross-checked against libsodium)', () => {
   it('gives each transaction its own verdict when a turn holds valid, forged and unsigned ones, more than one group', async () => {
