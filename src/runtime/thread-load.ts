@@ -81,11 +81,16 @@ export function createOffloadSwitch(
   let units = 0; // done since the last sample, wherever
   let share = 0; // of the thread's time this work takes, or would take, inline
   load.onSample(() => {
-    share += ((units * costMs) / SAMPLE_MS - share) * SMOOTHING;
+    const latestShare = (units * costMs) / SAMPLE_MS;
+    share += (latestShare - share) * SMOOTHING;
     units = 0;
     const was = inline;
     if (inline && Math.max(load.busy, load.latest) > OFFLOAD_ABOVE) inline = false;
-    else if (!inline && load.busy + share < INLINE_BELOW) inline = true;
+    // Back only when the smoothed figures and the last sample alone both say it would fit:
+    // the smoothed ones lag after an idle spell just as they do going out, and coming back
+    // on them alone undid the move 50 ms after it (seen flapping at the start of each burst
+    // at a quarter of capacity, a queue building at each return).
+    else if (!inline && Math.max(load.busy + share, load.latest + latestShare) < INLINE_BELOW) inline = true;
     if (inline !== was) onChange(inline);
   });
   return {

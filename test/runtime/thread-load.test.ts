@@ -32,6 +32,7 @@ describe('thread load and the offload switch', () => {
     assert.equal(where.inline, false);
     // Offloaded, the same work would still be 50 % of the thread inline.
     load.busy = 0.3;
+    load.latest = 0.3;
     for (let i = 0; i < 20; i++) {
       where.ran(500);
       load.sample();
@@ -59,5 +60,35 @@ describe('thread load and the offload switch', () => {
     where.ran(500);
     load.sample();
     assert.equal(where.inline, false);
+  });
+
+  it('after an idle spell, stays off the request thread while the smoothed figures catch up', () => {
+    // Seen at a quarter of capacity: each burst after an idle second moved verification off
+    // on the first busy sample, came back 50 ms later on the smoothed figures (still near
+    // the idle spell's), and went off again, a queue building at each return.
+    const load = fakeLoad(0.1);
+    const changes: boolean[] = [];
+    const where = createOffloadSwitch(load, 0.05, (inline) => changes.push(inline));
+    load.latest = 0.95;
+    load.sample();
+    assert.equal(where.inline, false);
+    // Offloaded: the thread 45 % busy, and 165 verifications a sample (3,300 a second) that
+    // would take another 16.5 % inline. The smoothed figures climb from the idle spell's.
+    for (let i = 0; i < 20; i++) {
+      load.latest = 0.45;
+      load.busy += (0.45 - load.busy) * 0.2;
+      where.ran(165);
+      load.sample();
+      assert.equal(where.inline, false, `sample ${i + 1}: 0.45 + 0.165 would not fit under ${INLINE_BELOW}`);
+    }
+    // The burst ends: back inline once both the last sample and the smoothed figures fit.
+    for (let i = 0; i < 40; i++) {
+      load.latest = 0.05;
+      load.busy += (0.05 - load.busy) * 0.2;
+      where.ran(5);
+      load.sample();
+    }
+    assert.equal(where.inline, true);
+    assert.deepEqual(changes, [false, true]);
   });
 });
