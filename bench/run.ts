@@ -86,6 +86,11 @@ async function main(): Promise<void> {
         refill: (factor: number) => pool.refill(factor),
         done: () => {
           onTheFly += pool.onTheFly;
+          // Named where it happens: signing during a run takes the load generator's CPU from the server.
+          if (pool.onTheFly > 0)
+            process.stderr.write(
+              `\n  (${fmtCount(pool.onTheFly)} signed during the run above: its pool, first made of ${fmtCount(count)}, ran out)\n`,
+            );
         },
       };
     };
