@@ -15,7 +15,8 @@
  * last sample alone as well: after an idle spell the smoothed figure took about 300 ms to
  * climb past the mark, and at a rate the thread cannot carry with the work inline (measured:
  * 8,000 requests/s with verification inline) the queue built in that time took a second and
- * more to drain (p99 over 2 s rounds 87 → 33 ms, median of five, bench:compare). The event loop's utilisation, the fallback
+ * more to drain (p99 over 2 s rounds 87 → 33 ms, median of five, bench:compare). Coming back
+ * takes the last sample's agreement too, for the same lag. The event loop's utilisation, the fallback
  * where that file does not exist, overstates it when the cores are contended (time the
  * thread waits for a core counts as busy).
  */
