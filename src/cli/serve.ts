@@ -2,11 +2,13 @@
 import { startApp } from '../app';
 import { resolveConfig } from '../config/config';
 import { settingFlags, settingsFromFlags } from '../config/flags';
+import { setHeapGrowth } from '../runtime/heap-growth';
 import { parseOptions } from './parse-options';
 
 export async function runServe(args: string[]): Promise<number> {
   const { values } = parseOptions('serve', args, { ...settingFlags('serve'), config: { type: 'string' } });
   const config = resolveConfig({ ...settingsFromFlags('serve', values), config: values.config });
+  setHeapGrowth(config.heapGrowthPercent);
   const app = await startApp(config);
   if (app.replayed > 0) {
     process.stderr.write(

@@ -161,6 +161,19 @@ export const SETTINGS = {
       'virtual machine, an interrupt between cores); idle, each burst of work costs this much ' +
       'CPU after it. `0` sleeps at once.',
   }),
+  heapGrowthPercent: integer({
+    default: 300,
+    min: 0,
+    max: 1000,
+    env: 'SLIPWAY_HEAP_GROWTH_PERCENT',
+    flags: { serve: '--heap-growth-percent' },
+    doc:
+      'How far the JavaScript heap may grow past what it held live after a full garbage collection before the next one, ' +
+      "in percent (`300`: to four times as much). V8's own choice for a gateway's small heap is a few tens of percent: " +
+      'under load a full collection every second or two, each stopping or crowding out the request thread for 20 to 30 ms ' +
+      'on a two-core machine, which the requests then in flight wait out. With `300`, measured at 5,000 requests/s: one ' +
+      'every 15 to 18 s, for a heap of up to about 80 MB instead of 35 to 60. `0` leaves it to V8.',
+  }),
   upstream: choice({
     default: 'configured',
     choices: ['configured', 'sink'],
