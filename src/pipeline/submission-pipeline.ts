@@ -16,6 +16,7 @@ import { fail, ok, slipwayError } from '../errors/error-catalogue';
 import { preflightFailure } from '../errors/preflight-failure';
 import { countTransactions } from '../metrics/metrics';
 import { windowOptions, type SafeWindow } from '../protection/safe-window';
+import { HashSlots } from '../runtime/hash-slots';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
@@ -106,8 +107,12 @@ export function createSubmissionPipeline({
   const protectedSends = new ProtectedSends(protection, recorder);
   const submitBatch = createBatchSubmitter({ router, recent, claims: cluster, recorder, protectedSends });
   const sendBundle = createBundleSender({ router, claims: cluster, recorder, duplicateTtlMs, simulateFirst: simulateBundles });
-  /** Submissions on their way to a route, so that a concurrent duplicate waits for the first. */
-  const inFlight = new Map<string, { bytes: Buffer; result: Promise<Result<Sent>> }>();
+  /**
+   * Submissions on their way to a route, so that a concurrent duplicate waits for the first:
+   * by the first four bytes of the first signature, then the same bytes (HashSlots, not a Map:
+   * see runtime/hash-slots.ts).
+   */
+  const inFlight = new HashSlots<{ bytes: Buffer; result: Promise<Result<Sent>> }>();
 
   /** A transaction this gateway has not seen: claimed across the cluster (with a shared store), then forwarded. */
   function sendFresh(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Sent>> {
@@ -187,16 +192,16 @@ export function createSubmissionPipeline({
   return {
     async sendTransaction(tx, options, context) {
       if (recent.includes(tx)) return ok({ value: tx.signature, duplicate: true });
-      const key = tx.wire.signatures[0]!.toString('latin1');
-      const pending = inFlight.get(key);
+      const hash = tx.wire.signatures[0]!.readUInt32LE(0);
+      const pending = inFlight.find(hash, (entry) => entry.bytes.equals(tx.wire.bytes));
       // The same bytes on their way already: this one is a duplicate of that one, whatever it comes to.
-      if (pending !== undefined && pending.bytes.equals(tx.wire.bytes)) return asDuplicate(await pending.result);
-      const result = sendFresh(tx, options, received(context)).catch(journalFailure);
-      inFlight.set(key, { bytes: tx.wire.bytes, result });
+      if (pending !== undefined) return asDuplicate(await pending.result);
+      const entry = { bytes: tx.wire.bytes, result: sendFresh(tx, options, received(context)).catch(journalFailure) };
+      inFlight.add(hash, entry);
       try {
-        return await result;
+        return await entry.result;
       } finally {
-        inFlight.delete(key);
+        inFlight.remove(hash, entry);
       }
     },
 

@@ -4,6 +4,7 @@
  * as the index takes them (signature-index-sqlite.ts: two 64-bit integers each), and the
  * look-up as a map between small integers.
  */
+import { HashSlots } from '../runtime/hash-slots';
 import type { IndexPairs } from './signature-index-sqlite';
 
 const PAIR_BYTES = 16;
@@ -60,49 +61,32 @@ export class PairBuffer {
   }
 }
 
-/** Sequence numbers by pair key, for entries the index does not have yet. */
+/**
+ * Sequence numbers by pair key, for entries the index does not have yet: in flat arrays
+ * (runtime/hash-slots.ts), as a Map of entries coming and going at the request rate
+ * replaced its table every few dozen and had those tables promoted.
+ */
 export class UnindexedSeqs {
-  /** The first sequence number noted under a key. */
-  private readonly first = new Map<number, number>();
-  /** Any more under the same key (rare: the same signature twice, or 30 bits shared). */
-  private readonly more = new Map<number, number[]>();
+  private readonly seqs = new HashSlots<number>();
 
   add(key: number, seq: number): void {
-    if (!this.first.has(key)) this.first.set(key, seq);
-    else {
-      const others = this.more.get(key);
-      if (others === undefined) this.more.set(key, [seq]);
-      else others.push(seq);
-    }
+    this.seqs.add(key, seq);
   }
 
+  /** In the order noted (a key is shared rarely: the same signature twice, or 30 bits alike). */
   seqsOf(key: number): number[] {
-    const seq = this.first.get(key);
-    return seq === undefined ? [] : [seq, ...(this.more.get(key) ?? [])];
+    return this.seqs.all(key);
   }
 
   /** The index has written these pairs: they are found there now. */
   forget(pairs: IndexPairs): void {
     const bytes = Buffer.from(pairs.buffer, pairs.byteOffset, pairs.byteLength);
-    for (let at = 0; at < bytes.length; at += PAIR_BYTES) {
-      const key = pairKey(bytes, at);
-      const seq = bytes.readUInt32LE(at + 8) + bytes.readUInt32LE(at + 12) * TWO_32;
-      const others = this.more.get(key);
-      if (this.first.get(key) === seq) {
-        if (others === undefined) this.first.delete(key);
-        else {
-          this.first.set(key, others.shift()!);
-          if (others.length === 0) this.more.delete(key);
-        }
-      } else if (others !== undefined) {
-        const i = others.indexOf(seq);
-        if (i !== -1) others.splice(i, 1);
-        if (others.length === 0) this.more.delete(key);
-      }
-    }
+    for (let at = 0; at < bytes.length; at += PAIR_BYTES)
+      this.seqs.remove(pairKey(bytes, at), bytes.readUInt32LE(at + 8) + bytes.readUInt32LE(at + 12) * TWO_32);
   }
 
+  /** Entries held. */
   get size(): number {
-    return this.first.size;
+    return this.seqs.size;
   }
 }
