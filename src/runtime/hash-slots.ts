@@ -2,7 +2,7 @@
  * A multimap from 32-bit hashes to values, for what comes and goes at the request rate
  * (the submissions in flight, the signatures the index has not written yet): open
  * addressing in two flat arrays (linear probing, backward-shift deletion), which are
- * replaced only when they grow.
+ * replaced only when they double or halve.
  *
  * Why not a Map: a Map's table is replaced every few dozen insertions when its entries come
  * and go, and on Node.js 20 the tables replaced this way took the requests they referred to
@@ -33,26 +33,29 @@ export class HashSlots<V> {
 
   /** The first value added under `hash` (of those still here) for which `matches` holds. */
   find(hash: number, matches: (value: V) => boolean): V | undefined {
-    for (let slot = hash & this.mask; this.values[slot] !== undefined; slot = (slot + 1) & this.mask) {
+    const key = hash >>> 0;
+    for (let slot = key & this.mask; this.values[slot] !== undefined; slot = (slot + 1) & this.mask) {
       const value = this.values[slot]!;
-      if (this.hashes[slot] === hash >>> 0 && matches(value)) return value;
+      if (this.hashes[slot] === key && matches(value)) return value;
     }
     return undefined;
   }
 
   /** Every value under `hash`, in the order added. */
   all(hash: number): V[] {
+    const key = hash >>> 0;
     const found: V[] = [];
-    for (let slot = hash & this.mask; this.values[slot] !== undefined; slot = (slot + 1) & this.mask)
-      if (this.hashes[slot] === hash >>> 0) found.push(this.values[slot]!);
+    for (let slot = key & this.mask; this.values[slot] !== undefined; slot = (slot + 1) & this.mask)
+      if (this.hashes[slot] === key) found.push(this.values[slot]!);
     return found;
   }
 
   /** Removes the first `value` (the same, by ===) under `hash`; false when it is not here. */
   remove(hash: number, value: V): boolean {
-    let slot = hash & this.mask;
+    const key = hash >>> 0;
+    let slot = key & this.mask;
     for (; this.values[slot] !== undefined; slot = (slot + 1) & this.mask)
-      if (this.hashes[slot] === hash >>> 0 && this.values[slot] === value) break;
+      if (this.hashes[slot] === key && this.values[slot] === value) break;
     if (this.values[slot] === undefined) return false;
     // Backward-shift deletion: pull the later entries of the probe run into the hole, keeping their order.
     let hole = slot;
