@@ -52,7 +52,12 @@ export class Admission {
   private readonly inFlight = new Set<ServerResponse>();
   /** Requests in progress in the lean lane (lean-lane.ts), which has no response objects. */
   private leanInFlight = 0;
-  /** Requests in progress per key ID (keys with none are not kept). */
+  /**
+   * Requests in progress per key ID. A key's entry stays at 0 when its last request ends: keys
+   * are the key store's (authenticated), so the table is bounded by them, and a Map whose
+   * entries come and go at the request rate replaces its table every few dozen requests
+   * (garbage that, on Node.js 20, reached the old generation: docs/PERFORMANCE.md).
+   */
   private readonly perKey = new Map<string, number>();
   private delayMs = 0;
   private readonly sampler: NodeJS.Timeout | undefined;
@@ -133,9 +138,7 @@ export class Admission {
 
   releaseKey(keyId: string): void {
     if (this.limits.maxInFlightPerKey === 0) return;
-    const left = (this.perKey.get(keyId) ?? 1) - 1;
-    if (left === 0) this.perKey.delete(keyId);
-    else this.perKey.set(keyId, left);
+    this.perKey.set(keyId, Math.max(0, (this.perKey.get(keyId) ?? 1) - 1));
   }
 
   /** From now on every request is refused (the gateway is closing). */
