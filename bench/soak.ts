@@ -4,7 +4,9 @@
  * in front of the sink upstream, with every acknowledged submission checked in the journal.
  *
  * --minutes N (default 10): distinct signed transfers at full load (closed loop) for N minutes,
- *   the resident set sampled each second; then SIGTERM.
+ *   the resident set sampled each second, and each minute the gateway's CPU time a request,
+ *   the load generator's, and one bare libsodium verification (the machine's speed then);
+ *   then SIGTERM.
  * --cycles N: N start/stop cycles, each serving 200 transfers before SIGTERM.
  *
  * Fails (exit 1) on an abort or any exit other than 0, on a failed request, or on an
@@ -17,6 +19,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePrometheusText } from '../src/metrics/prometheus-text';
 import { lostAcknowledgements, newTally, sendAcknowledged, type LoadTally } from './acknowledged-load';
+import { libsodiumVerifyMicros } from './machine-state';
+import { cpuMicros } from './proc-cpu';
 import { rssMiB, startSlipway } from './processes';
 import { newSigner, transferFactory } from './signed-transactions';
 
@@ -27,6 +31,10 @@ const PER_CYCLE = 200;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+const ownCpuMicros = () => {
+  const used = process.cpuUsage();
+  return used.user + used.system;
+};
 const transfers = () => transferFactory(newSigner(), newSigner().publicKey, Buffer.alloc(32, 7));
 
 async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
@@ -49,14 +57,33 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   const startedAt = Date.now();
   const until = startedAt + minutes * 60_000;
   let lastRequests = 0;
+  // Each minute's requests and the gateway's CPU time a request, and this process's (the load
+  // generator signs as it sends): a minute with fewer requests but the same cost a request
+  // was slowed by the load generator or the machine, not by the gateway.
+  // One bare libsodium verification timed each minute gauges the machine's speed then.
+  const minutesSeen: { requests: number; cpuUsPerRequest: number; loadGeneratorCpuUsPerRequest: number; libsodiumVerifyUs: number }[] = [];
+  let lastCpu = cpuMicros(server.pid);
+  let lastOwnCpu = ownCpuMicros();
   const sampler = setInterval(() => {
     if (ended !== undefined) return;
     rss.push(rssMiB(server.pid));
     if (rss.length % 60 === 0) {
+      const requests = tally.requests - lastRequests;
+      const cpu = cpuMicros(server.pid);
+      const ownCpu = ownCpuMicros();
+      minutesSeen.push({
+        requests,
+        cpuUsPerRequest: round((cpu - lastCpu) / Math.max(1, requests)),
+        loadGeneratorCpuUsPerRequest: round((ownCpu - lastOwnCpu) / Math.max(1, requests)),
+        libsodiumVerifyUs: round(libsodiumVerifyMicros(200)),
+      });
       process.stderr.write(
-        `soak: minute ${rss.length / 60}: ${tally.requests - lastRequests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB\n`,
+        `soak: minute ${rss.length / 60}: ${requests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB, ` +
+          `${minutesSeen.at(-1)!.cpuUsPerRequest} µs of the gateway's CPU a request (the load generator's ${minutesSeen.at(-1)!.loadGeneratorCpuUsPerRequest}; libsodium ${minutesSeen.at(-1)!.libsodiumVerifyUs} µs)\n`,
       );
       lastRequests = tally.requests;
+      lastCpu = cpu;
+      lastOwnCpu = ownCpu;
     }
   }, 1000);
   await sendAcknowledged(
@@ -93,6 +120,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     externalMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) =>
       median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.externalMiB)),
     ),
+    perMinute: minutesSeen,
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
 }
