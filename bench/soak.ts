@@ -31,10 +31,6 @@ const PER_CYCLE = 200;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
-const ownCpuMicros = () => {
-  const used = process.cpuUsage();
-  return used.user + used.system;
-};
 const transfers = () => transferFactory(newSigner(), newSigner().publicKey, Buffer.alloc(32, 7));
 
 async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
@@ -63,14 +59,14 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   // One bare libsodium verification timed each minute gauges the machine's speed then.
   const minutesSeen: { requests: number; cpuUsPerRequest: number; loadGeneratorCpuUsPerRequest: number; libsodiumVerifyUs: number }[] = [];
   let lastCpu = cpuMicros(server.pid);
-  let lastOwnCpu = ownCpuMicros();
+  let lastOwnCpu = cpuMicros(process.pid);
   const sampler = setInterval(() => {
     if (ended !== undefined) return;
     rss.push(rssMiB(server.pid));
     if (rss.length % 60 === 0) {
       const requests = tally.requests - lastRequests;
       const cpu = cpuMicros(server.pid);
-      const ownCpu = ownCpuMicros();
+      const ownCpu = cpuMicros(process.pid);
       minutesSeen.push({
         requests,
         cpuUsPerRequest: round((cpu - lastCpu) / Math.max(1, requests)),
