@@ -155,14 +155,21 @@ export class Admission {
    * not. A refused request must be answered with `Connection: close` when `closeConnection`.
    */
   admit(request: IncomingMessage, response: ServerResponse): { error: SlipwayError; closeConnection: boolean } | null {
+    // Health checks and metrics scrapes are what an operator needs most while it sheds.
+    // (The dashboard's event stream stays open: counted in flight it would take a place for good.)
+    const operator = request.method === 'GET' && OPERATOR_PATHS.has(request.url?.split('?')[0] ?? '') && !this.shuttingDown;
     if (this.overLimit.has(request.socket)) {
+      // A health check sharing its address with a flood is answered too, on a connection
+      // closed after the answer: the limit still frees the descriptor.
+      if (operator) {
+        response.shouldKeepAlive = false;
+        return null;
+      }
       shedTotal.inc({ reason: 'connections' });
       const message = `too many connections from ${request.socket.remoteAddress}: at most ${this.limits.maxConnectionsPerClient} at once (maxConnectionsPerClient); reuse connections (keep-alive) or close some`;
       return { error: slipwayError('TOO_MANY_CONNECTIONS', message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: true };
     }
-    // Health checks and metrics scrapes are what an operator needs most while it sheds.
-    // (The dashboard's event stream stays open: counted in flight it would take a place for good.)
-    if (request.method === 'GET' && OPERATOR_PATHS.has(request.url?.split('?')[0] ?? '') && !this.shuttingDown) return null;
+    if (operator) return null;
     const why = this.overloaded();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });

@@ -61,6 +61,18 @@ describe('connections per client address', () => {
       const batch = await callOnce(gw.url, gw.key, '/submit-batch', { params: { transactions: [] } }, '127.0.0.3');
       assert.deepEqual([batch.status, batch.body.code], [429, -32096], "in /submit-batch's own shape");
       assert.equal((await call(elsewhere!, gw.key)).status, 200, 'another address has its own count');
+      // A health check or a metrics scrape from the flooded address is answered, and its connection closed.
+      for (const path of ['/health', '/metrics']) {
+        const operator = new Client(gw.url, { localAddress: '127.0.0.3' });
+        try {
+          const answer = await operator.request({ path, method: 'GET' });
+          const text = await answer.body.text();
+          assert.equal(answer.statusCode, 200, `${path}: ${text}`);
+          assert.equal(answer.headers.connection, 'close', path);
+        } finally {
+          await operator.destroy();
+        }
+      }
       assert.equal((await call(a!, gw.key)).status, 200, 'the connections within the limit are still served');
       await a!.close();
       await until(
