@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ERROR_CATALOGUE, type SlipwayError } from '../errors/error-catalogue';
 import type { Admission } from './admission';
+import { ONLY_WEBSOCKET_UPGRADES } from './foreign-upgrade';
 import { writeAnswer } from './fast-path';
 import type { LeanLane } from './lean-lane';
 import { answerAndClose } from './raw-answer';
@@ -30,6 +31,18 @@ export interface NodeListenerOptions {
   readonly leanLane?: () => LeanLane | undefined;
 }
 
+const httpAgainFor = new WeakMap<http.Server, (socket: Socket) => void>();
+
+/**
+ * How a connection of `server` (one made by nodeServerFactory) that node:http has let go of
+ * starts HTTP again, already counted by admission: for an upgrade Slipway does not do
+ * (foreign-upgrade.ts).
+ */
+export function httpAgain(server: http.Server): ((socket: Duplex) => void) | undefined {
+  const again = httpAgainFor.get(server);
+  return again === undefined ? undefined : (socket) => again(socket as Socket);
+}
+
 /** Fastify's `serverFactory`: the server Fastify would make, with its time-outs, and admission and the fast path in front. */
 export function nodeServerFactory(options: NodeListenerOptions) {
   const { admission } = options;
@@ -39,6 +52,7 @@ export function nodeServerFactory(options: NodeListenerOptions) {
         headersTimeout: options.headersTimeoutMs,
         requestTimeout: options.requestTimeoutMs,
         connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+        ...ONLY_WEBSOCKET_UPGRADES,
       },
       (request, response) => {
         assignRequestId(request, response);
@@ -55,12 +69,17 @@ export function nodeServerFactory(options: NodeListenerOptions) {
     const toNode = (socket: Socket) => {
       for (const handler of nodeHandlers) handler.call(server, socket);
     };
-    server.on('connection', (socket: Socket) => {
-      admission.connected(socket);
+    /** Starts HTTP on a connection: in the lean lane, or at once in node:http. */
+    const toHttp = (socket: Socket) => {
       const lane = options.leanLane?.();
       if (lane === undefined) toNode(socket);
       else lane.adopt(socket, toNode);
+    };
+    server.on('connection', (socket: Socket) => {
+      admission.connected(socket);
+      toHttp(socket);
     });
+    httpAgainFor.set(server, toHttp);
     // CONNECT asks for a tunnel: Node hands its socket over and, with no listener, drops it unanswered.
     server.on('connect', (_request: IncomingMessage, socket: Socket) => {
       answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');

@@ -8,6 +8,7 @@ import http, { type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Admission } from './admission';
+import { ONLY_WEBSOCKET_UPGRADES } from './foreign-upgrade';
 import { rejectUpgrade } from './subscription-upgrade';
 
 export interface UpgradeListenerOptions {
@@ -36,6 +37,7 @@ export async function listenForUpgrades(options: UpgradeListenerOptions): Promis
       headersTimeout: options.headersTimeoutMs,
       requestTimeout: options.requestTimeoutMs,
       connectionsCheckingInterval: options.connectionsCheckingIntervalMs,
+      ...ONLY_WEBSOCKET_UPGRADES,
     },
     (_request, response) => {
       response

@@ -12,6 +12,9 @@ import type { SlipwayError } from '../errors/error-catalogue';
 import type { Admission } from './admission';
 import { answerAndClose } from './raw-answer';
 
+/** A Sec-WebSocket-Key: 16 bytes in Base64 (RFC 6455 §4.1), as the ws library requires. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
 /** The key an admitted upgrade presented, and the record it names. */
 export interface UpgradeKey {
   readonly presentedKey: string;
@@ -32,6 +35,12 @@ export function checkUpgrade(
   socket.on('error', () => socket.destroy());
   if (request.method !== 'GET') return rejectUpgrade(socket, 405, 'a WebSocket handshake is a GET request');
   if (request.httpVersion !== '1.1') return rejectUpgrade(socket, 400, 'a WebSocket handshake needs HTTP/1.1');
+  // What the ws library checks next, answered here in Slipway's shape instead of its text/html.
+  if (!WEBSOCKET_KEY.test(request.headers['sec-websocket-key'] ?? ''))
+    return rejectUpgrade(socket, 400, 'a WebSocket handshake needs a Sec-WebSocket-Key header: 16 random bytes in Base64');
+  const version = request.headers['sec-websocket-version'];
+  if (version !== '13' && version !== '8')
+    return rejectUpgrade(socket, 400, `Sec-WebSocket-Version must be 13 (got ${JSON.stringify(version ?? null)})`);
   const refused = admission.admitUpgrade(request);
   if (refused !== null) return rejectUpgrade(socket, refused.status, refused.error);
   let query: URLSearchParams;

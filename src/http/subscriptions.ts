@@ -29,12 +29,14 @@ import { toJsonRpcError } from '../errors/error-catalogue';
 import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { Admission } from './admission';
+import { isWebSocketUpgrade, replayWithoutUpgrade } from './foreign-upgrade';
+import { httpAgain } from './node-listener';
 import { listenForUpgrades } from './subscription-listener';
 import { SubscriptionPoller } from './subscription-poller';
 import { isSubscriptionRefusal, parseSubscriptionRequest } from './subscription-requests';
 import { CLOSE, send } from './subscription-socket';
 import { SubscriptionTable } from './subscription-table';
-import { checkUpgrade } from './subscription-upgrade';
+import { checkUpgrade, rejectUpgrade } from './subscription-upgrade';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Housekeeping (revoked keys, idle sockets, pings) runs this often: a revoked key's sockets close within it. */
@@ -66,6 +68,9 @@ export interface SubscriptionServerOptions {
   readonly logError: (error: unknown, what: string) => void;
 }
 
+/** What is done with an upgrade request that does not ask for a WebSocket. */
+type ForeignUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
 export class SubscriptionServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   private readonly table: SubscriptionTable;
@@ -86,9 +91,14 @@ export class SubscriptionServer {
     return { sockets: this.table.sockets, subscriptions: this.table.size };
   }
 
-  /** Serves WebSocket upgrades arriving at `server`. */
-  attach(server: Server): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
+  /**
+   * Serves WebSocket upgrades arriving at `server`; other upgrades (foreign-upgrade.ts) go to
+   * `foreign`.
+   */
+  attach(server: Server, foreign: ForeignUpgrade): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+      isWebSocketUpgrade(request) ? this.upgrade(request, socket, head) : foreign(request, socket, head),
+    );
   }
 
   /**
@@ -103,7 +113,11 @@ export class SubscriptionServer {
       headersTimeoutMs: this.options.headersTimeoutMs,
       requestTimeoutMs: this.options.requestTimeoutMs,
       connectionsCheckingIntervalMs: HOUSEKEEPING_MS,
-      attach: (server) => this.attach(server),
+      attach: (server) =>
+        this.attach(server, (_request, socket) => {
+          socket.on('error', () => socket.destroy());
+          rejectUpgrade(socket, 426, 'this port serves WebSocket subscriptions only (Solana PubSub); send HTTP requests to the main port');
+        }),
       logError: (error, what) => this.options.logError(error, what),
       warn,
     });
@@ -114,7 +128,13 @@ export class SubscriptionServer {
    * Solana clients look by default). Resolves whether port + 1 is served.
    */
   async start(main: Server, host: string, besidePort: number, warn: (message: string) => void): Promise<boolean> {
-    this.attach(main);
+    const again = httpAgain(main);
+    // The main port answers an upgrade it does not do as the plain HTTP request it also is.
+    this.attach(main, (request, socket, head) =>
+      again === undefined || request.headers['transfer-encoding'] !== undefined
+        ? rejectUpgrade(socket, 400, 'Upgrade is served for WebSocket handshakes only: send this request without it')
+        : replayWithoutUpgrade(request, socket, head, again),
+    );
     this.beside = await this.listenBeside(host, besidePort, warn);
     return this.beside !== undefined;
   }

@@ -48,7 +48,7 @@ test('one signature the upstream refuses does not hold up the notifications of t
     logError: () => {},
   });
   const server = http.createServer();
-  subscriptions.attach(server);
+  subscriptions.attach(server, (_request, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const socket = new WebSocket(`ws://127.0.0.1:${port}/?api-key=k`);

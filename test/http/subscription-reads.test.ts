@@ -68,7 +68,7 @@ before(async () => {
     logError: () => {},
   });
   server = http.createServer();
-  subscriptions.attach(server);
+  subscriptions.attach(server, (_request, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
 });
