@@ -1,9 +1,9 @@
 /**
- * Upgrade requests for a protocol Slipway does not speak (`Upgrade: h2c`, which `curl --http2`
- * sends on every cleartext request, or anything but `websocket`). RFC 9110 §7.8 lets a server
- * ignore the header and answer in HTTP/1.1, and clients expect that; but node:http hands every
- * request that asks to upgrade to the server's 'upgrade' listener (the WebSocket one). From
- * Node.js 24.9 a server can say which upgrades it takes (ONLY_WEBSOCKET_UPGRADES); before it,
+ * Upgrade requests for a protocol Slipway does not speak (`Upgrade: h2c`, which `curl
+ * --http2` sends on a cleartext connection's first request, or anything but `websocket`).
+ * RFC 9110 §7.8 lets a server ignore the header and answer in HTTP/1.1, and clients expect
+ * that; but node:http hands every request that asks to upgrade to the server's 'upgrade' listener (the WebSocket one). Node.js
+ * 24.9 and 22.23 let a server say which upgrades it takes (ONLY_WEBSOCKET_UPGRADES); on Node 20
  * the main port gives such a request back to HTTP from that listener, its parser let go: its
  * head rebuilt without the upgrade (the header, `HTTP2-Settings`, and those tokens of
  * `Connection`), followed by the bytes already read, is put back on the socket for a parser
@@ -18,8 +18,8 @@ export function isWebSocketUpgrade(request: IncomingMessage): boolean {
 }
 
 /**
- * Where node:http lets a server choose which upgrades to take (`shouldUpgradeCallback`, Node.js
- * 24.9 and later), only WebSocket handshakes go to the 'upgrade' listener and every other
+ * Where node:http lets a server choose which upgrades to take (`shouldUpgradeCallback`: Node.js
+ * 24.9, 22.23 and later), only WebSocket handshakes go to the 'upgrade' listener and every other
  * request is an HTTP request; older versions ignore the option, and replayWithoutUpgrade
  * gives such requests back to HTTP from that listener.
  */
