@@ -16,6 +16,11 @@
  *   `maxInFlightPerKey` of that key's requests are in progress; past it the key is told to
  *   slow down (429), and the other keys keep their places.
  *
+ * One set of counts, each entered and left once per request (`enter`/`leave`,
+ * `enterKey`/`leaveKey`): the lean lane (lean-lane.ts) enters on a request's head and leaves
+ * on its answer; node:http's path enters through `admit`/`admitKey`, which leave when the
+ * response closes.
+ *
  * `GET /health` and `GET /metrics` are admitted however busy the gateway is (load balancers
  * must see a busy gateway as alive, operators must see why it is busy), and refused once it
  * is shutting down.
@@ -44,14 +49,20 @@ const SAMPLE_MS = 20;
 const SUSTAINED_SAMPLES = 5;
 const RETRY_AFTER_MS = 1_000;
 
+/** Why a request is shed: the reason (slipway_http_shed_total's label) and the words for the client. */
+export interface Shed {
+  readonly reason: string;
+  readonly message: string;
+}
+
 export class Admission {
   private readonly perAddress = new Map<string, number>();
   /** Connections opened past their address's limit: each of their requests is refused. */
   private readonly overLimit = new WeakSet<Socket>();
-  /** Requests admitted and not yet answered: their count is the queue depth; at shutdown each is told to close its connection. */
-  private readonly inFlight = new Set<ServerResponse>();
-  /** Requests in progress in the lean lane (lean-lane.ts), which has no response objects. */
-  private leanInFlight = 0;
+  /** Requests in progress (admitted, not yet answered), on node:http's path and in the lean lane: the queue depth. */
+  private inProgress = 0;
+  /** node:http's responses in progress: at shutdown each is told to close its connection. */
+  private readonly responses = new Set<ServerResponse>();
   /**
    * Requests in progress per key ID. A key's entry stays at 0 when its last request ends: keys
    * are the key store's (authenticated), so the table is bounded by them, and a Map whose
@@ -110,33 +121,36 @@ export class Admission {
   }
 
   /**
-   * The lean lane's admission: true counts a request in progress until `leaveLean`; false
-   * (over capacity, closing) leaves the refusal to node:http's path, which answers it. A
-   * request begun before the gateway started closing is still served.
+   * Counts a request in progress until `leave()`, or says why it is shed (over capacity, or
+   * closing). `begunBeforeClose`: the request began before the gateway started closing, so it
+   * is in progress as node:http counts one whose head had come, and is still served. Both the
+   * lean lane (per request) and node:http's path (`admit`, until the response closes) count here.
    */
-  enterLean(begunBeforeClose: boolean): boolean {
-    // Begun before the gateway started closing: in progress, as node:http's path counts a request whose head had come.
+  enter(begunBeforeClose = false): Shed | null {
     const why = this.overloaded();
-    if (why !== null && !(why.reason === 'shutting_down' && begunBeforeClose)) return false;
-    this.leanInFlight += 1;
-    return true;
+    if (why !== null && !(why.reason === 'shutting_down' && begunBeforeClose)) return why;
+    this.inProgress += 1;
+    return null;
   }
 
-  leaveLean(): void {
-    this.leanInFlight -= 1;
+  leave(): void {
+    this.inProgress -= 1;
   }
 
-  /** The lean lane's share for `keyId` (see admitKey): true counts it until `releaseKey`. */
-  admitKeyLean(keyId: string): boolean {
+  /** Counts a request of `keyId` in progress until `leaveKey`, or refuses it: the key has `maxInFlightPerKey` in progress already. */
+  enterKey(keyId: string): SlipwayError | null {
     const max = this.limits.maxInFlightPerKey;
-    if (max === 0) return true;
+    if (max === 0) return null;
     const open = this.perKey.get(keyId) ?? 0;
-    if (open >= max) return false;
+    if (open >= max) {
+      const message = `API key ${keyId} has ${max} requests in progress (maxInFlightPerKey): nothing was done; wait for answers before sending more`;
+      return slipwayError('RATE_LIMITED', message, { retryAfterMs: RETRY_AFTER_MS });
+    }
     this.perKey.set(keyId, open + 1);
-    return true;
+    return null;
   }
 
-  releaseKey(keyId: string): void {
+  leaveKey(keyId: string): void {
     if (this.limits.maxInFlightPerKey === 0) return;
     this.perKey.set(keyId, Math.max(0, (this.perKey.get(keyId) ?? 1) - 1));
   }
@@ -147,7 +161,7 @@ export class Admission {
     if (this.sampler !== undefined) clearInterval(this.sampler);
     // Their answers say `Connection: close`, so clients do not send another request on a
     // connection the server is about to close.
-    for (const response of this.inFlight) if (!response.headersSent) response.shouldKeepAlive = false;
+    for (const response of this.responses) if (!response.headersSent) response.shouldKeepAlive = false;
   }
 
   /**
@@ -170,7 +184,7 @@ export class Admission {
       return { error: slipwayError('TOO_MANY_CONNECTIONS', message, { retryAfterMs: RETRY_AFTER_MS }), closeConnection: true };
     }
     if (operator) return null;
-    const why = this.overloaded();
+    const why = this.enter();
     if (why !== null) {
       shedTotal.inc({ reason: why.reason });
       return {
@@ -178,8 +192,11 @@ export class Admission {
         closeConnection: this.shuttingDown,
       };
     }
-    this.inFlight.add(response);
-    onResponseDone(response, () => this.inFlight.delete(response));
+    this.responses.add(response);
+    onResponseDone(response, () => {
+      this.responses.delete(response);
+      this.leave();
+    });
     return null;
   }
 
@@ -188,16 +205,12 @@ export class Admission {
    * key has `maxInFlightPerKey` in progress already). Called once the key is authenticated.
    */
   admitKey(keyId: string, response: ServerResponse): SlipwayError | null {
-    const max = this.limits.maxInFlightPerKey;
-    if (max === 0) return null;
-    const open = this.perKey.get(keyId) ?? 0;
-    if (open >= max) {
+    const busy = this.enterKey(keyId);
+    if (busy !== null) {
       shedTotal.inc({ reason: 'key_in_flight' });
-      const message = `API key ${keyId} has ${max} requests in progress (maxInFlightPerKey): nothing was done; wait for answers before sending more`;
-      return slipwayError('RATE_LIMITED', message, { retryAfterMs: RETRY_AFTER_MS });
+      return busy;
     }
-    this.perKey.set(keyId, open + 1);
-    onResponseDone(response, () => this.releaseKey(keyId));
+    if (this.limits.maxInFlightPerKey > 0) onResponseDone(response, () => this.leaveKey(keyId));
     return null;
   }
 
@@ -222,14 +235,14 @@ export class Admission {
     return { status: 503, error: slipwayError('SERVICE_UNAVAILABLE', why.message) };
   }
 
-  private overloaded(): { reason: string; message: string } | null {
+  private overloaded(): Shed | null {
     if (this.shuttingDown)
       return {
         reason: 'shutting_down',
         message: 'Slipway is shutting down: nothing was submitted; send to another instance or again in a moment',
       };
     const { maxInFlight, maxEventLoopDelayMs } = this.limits;
-    if (maxInFlight > 0 && this.inFlight.size + this.leanInFlight >= maxInFlight) {
+    if (maxInFlight > 0 && this.inProgress >= maxInFlight) {
       return {
         reason: 'in_flight',
         message: `Slipway is over capacity (${maxInFlight} requests in progress, maxInFlightRequests): nothing was submitted; retry after a second`,
