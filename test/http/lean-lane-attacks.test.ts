@@ -170,9 +170,11 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
     assert.deepEqual(await differencesOf(variants), []);
   });
 
-  it("a request cut short by the client's FIN is answered 400, as node:http answers it", async () => {
+  it("a request cut short by the client's FIN is answered 400, as node:http answers it, alone or after a whole one", async () => {
     const whole = request('/', gw.key, rpc(4));
-    for (const part of [whole.slice(0, 20), whole.slice(0, whole.indexOf('\r\n\r\n') + 4), whole.slice(0, whole.length - 2)]) {
+    const cut = [whole.slice(0, 20), whole.slice(0, whole.indexOf('\r\n\r\n') + 4), whole.slice(0, whole.length - 2)];
+    // After a whole request too: the first answered, the one cut short refused.
+    for (const part of [...cut, whole + whole.slice(0, whole.length - 2)]) {
       const { lean, node, leanClosed, nodeClosed } = await bothWays(port, part, { end: true, quietMs: 3_000 });
       assert.deepEqual(lean, node, JSON.stringify(part));
       assert.equal(leanClosed, true);
