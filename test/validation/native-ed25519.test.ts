@@ -201,6 +201,25 @@ describe('the native ed25519 verifier, against libsodium', () => {
     assert.equal(verifier.verifyDetached(Buffer.alloc(63), Buffer.alloc(1), Buffer.alloc(32)), false);
   });
 
+  it('verifies a signature over an empty message as libsodium does, alone and as the end of a packed transaction', () => {
+    const verifier = native();
+    const by = signer();
+    const empty = Buffer.alloc(0);
+    const signature = sign(empty, by);
+    assert.equal(libsodium(signature, empty, by.key), true);
+    // A Uint8Array of no bytes has no data at all (its pointer may be NULL in C).
+    for (const message of [empty, new Uint8Array(0), new Uint8Array(new ArrayBuffer(0))]) {
+      assert.equal(verifier.verifyDetached(signature, message, by.key), true);
+      assert.equal(verifier.verifyDetached(flip(signature, 40, 3), message, by.key), false);
+    }
+    assert.equal(verifier.verifyDetached(signature, Buffer.from([0]), by.key), libsodium(signature, Buffer.from([0]), by.key));
+    const packed = Buffer.concat([Buffer.from([1]), signature, by.key]); // the message is what follows: nothing
+    const two = Buffer.concat([packed, packed]);
+    assert.equal(verifier.verifyPacked(two, Int32Array.of(0, 97), Int32Array.of(97, 97), 2), 1);
+    const spoilt = Buffer.concat([packed, Buffer.from([1]), flip(signature, 5, 1), by.key]);
+    assert.equal(verifier.verifyPacked(spoilt, Int32Array.of(0, 97), Int32Array.of(97, 97), 2), 0);
+  });
+
   it('accepts, as the cofactored equation does, a signature whose R carries a point of order 8, which libsodium refuses', () => {
     const verifier = native();
     // Made by the key's own holder (test/helpers/torsion-signature.ts).
