@@ -13,14 +13,20 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "slipway: installing dependencies (npm ci; on Node 20 the SQLite driver builds from source, about a minute)..." >&2
   npm ci --no-audit --no-fund >&2
 fi
+# A failed build is not tried again at every command (each try costs seconds), but only when
+# the sources or what the build depends on changed: `failed` holds the situation it failed
+# in (node, node-gyp, headers, compiler: build-native.sh --situation), so that a compiler
+# installed since, another Node, or npm test (which hands node-gyp over) tries again.
 addon=native/ed25519/build/Release/ed25519_batch.node
 failed=native/ed25519/build/failed
 if [ ! -f "$addon" ] || [ -n "$(find native/ed25519 -maxdepth 1 -type f -newer "$addon" 2>/dev/null | head -n 1)" ]; then
-  if [ ! -f "$failed" ] || [ -n "$(find native/ed25519 -maxdepth 1 -type f -newer "$failed" 2>/dev/null | head -n 1)" ]; then
+  situation=
+  [ -f "$failed" ] && situation=$(sh scripts/build-native.sh --situation)
+  if [ ! -f "$failed" ] || [ "$(cat "$failed")" != "$situation" ] || [ -n "$(find native/ed25519 -maxdepth 1 -type f -newer "$failed" 2>/dev/null | head -n 1)" ]; then
     echo "slipway: building the native ed25519 verifier (native/ed25519, a few seconds)..." >&2
     if sh scripts/build-native.sh; then rm -f "$failed"; else
-      mkdir -p native/ed25519/build && touch "$failed"
-      echo "slipway: the native ed25519 verifier did not build (a C compiler is needed): signatures are verified with libsodium, one at a time" >&2
+      mkdir -p native/ed25519/build && sh scripts/build-native.sh --situation > "$failed"
+      echo "slipway: the native ed25519 verifier did not build (why is above; tried again when the toolchain, node-gyp or Node changes): signatures are verified with libsodium, one at a time" >&2
     fi
   fi
 fi

@@ -7,8 +7,11 @@
  *     signatures, n keys, the message), read in place from `memory` (which may be shared).
  * Each thread (each Node-API environment) has its own scratch memory.
  */
+#include <math.h>
 #include <node_api.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "ed25519-batch.h"
 
@@ -82,6 +85,46 @@ static napi_value verify_detached(napi_env env, napi_callback_info info) {
   return result;
 }
 
+static napi_value range_error(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return NULL;
+}
+
+/*
+ * The count of transactions, a whole number from 1 to what both arrays hold (and MAX_ITEMS):
+ * read as a double, since napi_get_value_int32 would take NaN and Infinity as 0 and 2^32 + 1
+ * as 1, and a count of 0 would answer "all verify" for a group of none. 0 and an exception
+ * pending when it is not.
+ */
+static int count_of(napi_env env, napi_value value, size_t offsets_length, size_t lengths_length, int32_t *count) {
+  napi_valuetype type;
+  double wanted;
+  char message[200];
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number || napi_get_value_double(env, value, &wanted) != napi_ok) {
+    type_error(env, "verifyPacked: count must be a number (of packed transactions)");
+    return 0;
+  }
+  size_t most = offsets_length < lengths_length ? offsets_length : lengths_length;
+  if (most > MAX_ITEMS) most = MAX_ITEMS;
+  if (isnan(wanted) || isinf(wanted)) {
+    snprintf(message, sizeof message, "verifyPacked: count must be a whole number of transactions, not %s",
+             isnan(wanted) ? "NaN" : wanted > 0 ? "Infinity" : "-Infinity");
+  } else if (floor(wanted) != wanted) {
+    snprintf(message, sizeof message, "verifyPacked: count must be a whole number of transactions, not %.17g", wanted);
+  } else if (wanted < 1) {
+    snprintf(message, sizeof message, "verifyPacked: count must be at least 1 (a group of none verifies nothing), not %.17g", wanted);
+  } else if (wanted > (double)most) {
+    snprintf(message, sizeof message,
+             "verifyPacked: count %.17g is more than the group holds: the offsets hold %zu, the lengths %zu, and at most %d are taken at once",
+             wanted, offsets_length, lengths_length, MAX_ITEMS);
+  } else {
+    *count = (int32_t)wanted;
+    return 1;
+  }
+  range_error(env, message);
+  return 0;
+}
+
 static napi_value verify_packed(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -92,10 +135,9 @@ static napi_value verify_packed(napi_env env, napi_callback_info info) {
   size_t memory_length, offsets_length, lengths_length;
   int32_t count;
   if (argc < 4 || !bytes_of(env, argv[0], &memory, &memory_length) ||
-      !int32s_of(env, argv[1], &offsets, &offsets_length) || !int32s_of(env, argv[2], &lengths, &lengths_length) ||
-      napi_get_value_int32(env, argv[3], &count) != napi_ok || count < 0 || count > MAX_ITEMS ||
-      (size_t)count > offsets_length || (size_t)count > lengths_length)
+      !int32s_of(env, argv[1], &offsets, &offsets_length) || !int32s_of(env, argv[2], &lengths, &lengths_length))
     return type_error(env, "verifyPacked(memory, offsets, lengths, count) takes a Uint8Array, two Int32Arrays and a count");
+  if (!count_of(env, argv[3], offsets_length, lengths_length, &count)) return NULL;
   size_t filled = 0;
   for (int32_t i = 0; i < count; i++) {
     if (offsets[i] < 0 || lengths[i] < 1 || (size_t)offsets[i] + (size_t)lengths[i] > memory_length) return number(env, 0);
@@ -116,7 +158,7 @@ static napi_value verify_packed(napi_env env, napi_callback_info info) {
       item->length = (size_t)lengths[i] - header;
     }
   }
-  return number(env, filled == 0 ? 1 : ed25519_verify_batch(self->scratch, self->items, filled));
+  return number(env, ed25519_verify_batch(self->scratch, self->items, filled));
 }
 
 static napi_value init(napi_env env, napi_value exports) {

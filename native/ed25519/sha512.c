@@ -87,6 +87,8 @@ void sha512_init(sha512_state *s) {
 }
 
 void sha512_update(sha512_state *s, const uint8_t *data, size_t length) {
+  /* An empty message may come as NULL (an empty Uint8Array's data): memcpy from NULL is undefined even for 0 bytes. */
+  if (length == 0) return;
   s->length += length;
   if (s->filled > 0) {
     size_t take = 128 - s->filled < length ? 128 - s->filled : length;

@@ -13,7 +13,9 @@ export interface NativeEd25519 {
    * Every signature of `count` packed transactions (verify-worker.ts's layout) at
    * `offsets`/`lengths` in `memory` (shared memory is read in place): 1 when all verify, 0
    * when one does not (which one is for a verification one at a time to say), -1 when the
-   * system gave no randomness.
+   * system gave no randomness. `count` is a whole number from 1 to what both arrays hold
+   * (256 at most): anything else throws a RangeError (a TypeError when it is not a number)
+   * saying what is wrong, so that a group of none never reads as "all verify".
    */
   verifyPacked(memory: Uint8Array, offsets: Int32Array, lengths: Int32Array, count: number): number;
 }

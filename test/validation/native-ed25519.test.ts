@@ -201,6 +201,52 @@ describe('the native ed25519 verifier, against libsodium', () => {
     assert.equal(verifier.verifyDetached(Buffer.alloc(63), Buffer.alloc(1), Buffer.alloc(32)), false);
   });
 
+  it('verifies a signature over an empty message as libsodium does, alone and as the end of a packed transaction', () => {
+    const verifier = native();
+    const by = signer();
+    const empty = Buffer.alloc(0);
+    const signature = sign(empty, by);
+    assert.equal(libsodium(signature, empty, by.key), true);
+    // A Uint8Array of no bytes has no data at all (its pointer may be NULL in C).
+    for (const message of [empty, new Uint8Array(0), new Uint8Array(new ArrayBuffer(0))]) {
+      assert.equal(verifier.verifyDetached(signature, message, by.key), true);
+      assert.equal(verifier.verifyDetached(flip(signature, 40, 3), message, by.key), false);
+    }
+    assert.equal(verifier.verifyDetached(signature, Buffer.from([0]), by.key), libsodium(signature, Buffer.from([0]), by.key));
+    const packed = Buffer.concat([Buffer.from([1]), signature, by.key]); // the message is what follows: nothing
+    const two = Buffer.concat([packed, packed]);
+    assert.equal(verifier.verifyPacked(two, Int32Array.of(0, 97), Int32Array.of(97, 97), 2), 1);
+    const spoilt = Buffer.concat([packed, Buffer.from([1]), flip(signature, 5, 1), by.key]);
+    assert.equal(verifier.verifyPacked(spoilt, Int32Array.of(0, 97), Int32Array.of(97, 97), 2), 0);
+  });
+
+  it('refuses a count that is not a whole number from 1 to what the offsets and lengths hold, saying what is wrong', () => {
+    const verifier = native();
+    const by = signer();
+    const message = Buffer.from('a transfer');
+    const packed = Buffer.concat([Buffer.from([1]), sign(message, by), by.key, message]);
+    const memory = Buffer.concat([packed, packed]);
+    const offsets = Int32Array.of(0, packed.length);
+    const lengths = Int32Array.of(packed.length, packed.length);
+    const refused = (count: unknown, name: string, message: RegExp, arrays: [Int32Array, Int32Array] = [offsets, lengths]) =>
+      assert.throws(() => verifier.verifyPacked(memory, ...arrays, count as number), { name, message }, `count ${String(count)}`);
+    refused(Number.NaN, 'RangeError', /verifyPacked: count must be a whole number of transactions, not NaN/);
+    refused(Number.POSITIVE_INFINITY, 'RangeError', /whole number of transactions, not Infinity/);
+    refused(Number.NEGATIVE_INFINITY, 'RangeError', /whole number of transactions, not -Infinity/);
+    refused(1.5, 'RangeError', /whole number of transactions, not 1\.5/);
+    refused(0, 'RangeError', /count must be at least 1 \(a group of none verifies nothing\), not 0/);
+    refused(-1, 'RangeError', /at least 1 .*not -1/);
+    refused(2 ** 32 + 1, 'RangeError', /count 4294967297 is more than the group holds: the offsets hold 2, the lengths 2/);
+    refused(3, 'RangeError', /count 3 is more than the group holds: the offsets hold 2, the lengths 2/);
+    refused(2, 'RangeError', /count 2 is more than the group holds: the offsets hold 2, the lengths 1/, [offsets, lengths.subarray(0, 1)]);
+    refused(257, 'RangeError', /at most 256 are taken at once/, [new Int32Array(300), new Int32Array(300)]);
+    refused('1', 'TypeError', /verifyPacked: count must be a number/);
+    refused(undefined, 'TypeError', /verifyPacked: count must be a number/);
+    // What it takes, it still verifies.
+    assert.equal(verifier.verifyPacked(memory, offsets, lengths, 2), 1);
+    assert.equal(verifier.verifyPacked(memory, offsets, lengths, 1), 1);
+  });
+
   it('accepts, as the cofactored equation does, a signature whose R carries a point of order 8, which libsodium refuses', () => {
     const verifier = native();
     // Made by the key's own holder (test/helpers/torsion-signature.ts).
