@@ -9,7 +9,7 @@
  */
 import { Pool } from 'undici';
 import { createSqliteJournal } from '../src/stores/journal-sqlite';
-import Database from '../src/stores/sqlite-binding';
+import Database from '../src/stores/database/sqlite-binding';
 
 export interface LoadTally {
   requests: number;

@@ -1,6 +1,6 @@
 /** Idempotency keys in PostgreSQL, beside the journal: every gateway of a cluster finds every key's records. */
 import { toRecord, type Claim, type IdempotencyStore, type Row } from './idempotency-store';
-import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { createPool, migrate, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE idempotency_keys (

@@ -18,7 +18,7 @@ import { journalApplyFailuresTotal, walRestartsTotal } from '../metrics/metrics'
 import { comparePositions, LogTail, type LogPosition } from './journal-log';
 import { decodeBatch } from './journal-log-codec';
 import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
-import { openSqlite } from './sqlite-database';
+import { openSqlite } from './database/sqlite-database';
 
 export const APPLY_INTERVAL_MS = 100;
 /** Frames per SQLite transaction: bounds how long the write lock is held at once. */

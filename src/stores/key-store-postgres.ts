@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { KeyChanges, KeyStore, StoredKey } from './key-store';
 import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
-import { createPool, inTransaction, migrate } from './postgres-database';
+import { createPool, inTransaction, migrate } from './database/postgres-database';
 import { COLUMNS, MIGRATIONS, toRecord, type Row } from './key-store-postgres-schema';
 import { listenForChanges } from './key-store-postgres-listen';
 

@@ -1,10 +1,10 @@
 /** The idempotency store the configuration names: PostgreSQL when `postgresUrl` is set (shared by a cluster), else SQLite in the data dir. */
 import { dataPaths, type SlipwayConfig } from '../config/config';
-import { prepareDataDir } from './data-dir';
+import { prepareDataDir } from './database/data-dir';
 import type { IdempotencyStore } from './idempotency-store';
 import { createPostgresIdempotencyStore } from './idempotency-store-postgres';
 import { createSqliteIdempotencyStore } from './idempotency-store-sqlite';
-import { withoutPassword } from './postgres-database';
+import { withoutPassword } from './database/postgres-database';
 
 export async function openIdempotencyStore(config: SlipwayConfig): Promise<IdempotencyStore> {
   if (config.postgresUrl === '') {

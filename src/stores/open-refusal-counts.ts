@@ -1,7 +1,7 @@
 /** The refusal counts the configuration names: beside the journal, in PostgreSQL when `postgresUrl` is set, else in the data dir. */
 import { dataPaths, type SlipwayConfig } from '../config/config';
-import { prepareDataDir } from './data-dir';
-import { withoutPassword } from './postgres-database';
+import { prepareDataDir } from './database/data-dir';
+import { withoutPassword } from './database/postgres-database';
 import type { RefusalCounts } from './refusal-counts';
 import { createPostgresRefusalCounts } from './refusal-counts-postgres';
 import { createSqliteRefusalCounts } from './refusal-counts-sqlite';

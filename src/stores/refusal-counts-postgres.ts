@@ -4,7 +4,7 @@
  */
 import type { RefusalCount, RefusalCounts } from './refusal-counts';
 import { minuteOf } from './refusal-counts';
-import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { createPool, migrate, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE refusal_counts (

@@ -5,7 +5,7 @@ import { openJournalSignatures } from '../../src/stores/journal-sqlite-signature
 import { MIGRATIONS } from '../../src/stores/journal-sqlite-schema';
 import { prepareJournalStatements } from '../../src/stores/journal-sqlite-statements';
 import type { IndexPairs, SignatureIndexWriter } from '../../src/stores/signature-index-sqlite';
-import { openSqlite } from '../../src/stores/sqlite-database';
+import { openSqlite } from '../../src/stores/database/sqlite-database';
 import { journalSubmission, withJournalFile } from '../helpers/journal-files';
 
 /** An index writer whose batches wait for the test to settle them. */

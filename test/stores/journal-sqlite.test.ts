@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import Database from '../../src/stores/sqlite-binding';
+import Database from '../../src/stores/database/sqlite-binding';
 import bs58 from 'bs58';
 import { walRestartsTotal } from '../../src/metrics/metrics';
 import { createSqliteJournal } from '../../src/stores/journal-sqlite';

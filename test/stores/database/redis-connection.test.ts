@@ -1,14 +1,14 @@
 /**
- * The one Redis connection of a gateway (stores/redis-connection.ts), against a real
+ * The one Redis connection of a gateway (stores/database/redis-connection.ts), against a real
  * redis-server of the test's own: it connects, says plainly (password hidden) when Redis
  * cannot be reached at start, fails a command at once while Redis is down instead of
  * queueing it, comes back by itself when Redis does, and closes whether or not Redis answers.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closeRedis, connectRedis } from '../../src/stores/redis-connection';
-import { sparePort, startPrivateRedis, type PrivateService } from '../helpers/private-services';
-import { until } from '../helpers/until';
+import { closeRedis, connectRedis } from '../../../src/stores/database/redis-connection';
+import { sparePort, startPrivateRedis, type PrivateService } from '../../helpers/private-services';
+import { until } from '../../helpers/until';
 
 describe('the Redis connection', () => {
   let service: PrivateService;

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import pg from 'pg';
-import { createPool } from '../../src/stores/postgres-database';
-import { POSTGRES_URL, testSchema } from '../helpers/postgres';
+import { createPool } from '../../../src/stores/database/postgres-database';
+import { POSTGRES_URL, testSchema } from '../../helpers/postgres';
 
 const { schema, drop } = testSchema();
 after(drop);

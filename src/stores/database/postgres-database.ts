@@ -4,7 +4,7 @@
  * versioned migrations per component, run in one transaction under an advisory lock so that
  * instances starting together migrate once.
  */
-import { checkSchemaName } from '../config/config';
+import { checkSchemaName } from '../../config/config';
 import pg from 'pg';
 
 /** Each entry migrates from version i to i + 1; entries are never edited once released. */
