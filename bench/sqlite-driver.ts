@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import bs58 from 'bs58';
-import { createSqliteJournal } from '../src/stores/journal-sqlite';
+import { createSqliteJournal } from '../src/stores/journal';
 import { sqliteDriverPackage } from '../src/stores/database/sqlite-binding';
 
 const SUBMISSIONS = 100_000;

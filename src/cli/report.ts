@@ -7,7 +7,7 @@
 import { resolveConfig } from '../config/config';
 import type { Figures, Percentiles, Refused } from '../stores/landing-figures';
 import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../stores/landing-reports';
-import { openJournal } from '../stores/open-journal';
+import { openJournal } from '../stores/journal';
 import { openRefusalCounts } from '../stores/open-refusal-counts';
 import { parseOptions } from './parse-options';
 

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { slipwayError } from '../../src/errors/error-catalogue';
 import type { LandingGroup } from '../../src/stores/journal';
-import { decodeBatch, BatchEncoder } from '../../src/stores/journal-log-codec';
 import { landingFigures, percentiles } from '../../src/stores/landing-figures';
 import { parsePeriod } from '../../src/stores/landing-reports';
 import type { RefusalCount, RefusalCounts } from '../../src/stores/refusal-counts';
@@ -99,22 +98,6 @@ describe('landing figures', () => {
     for (const bad of ['8d', 604_801, 0, -1, '0s', 1.5, NaN, Infinity, '1w', ' 1h', '1H', '', null, {}, '1e3s']) {
       assert.equal(typeof parsePeriod(bad), 'string', JSON.stringify(bad));
     }
-  });
-
-  it('state changes with landing times go through the journal log, and a change without them (an older log) still decodes', () => {
-    const encoder = new BatchEncoder();
-    const batch = {
-      now: 1,
-      records: [],
-      changes: [
-        { seq: 1, position: 0, state: 'landed' as const, slot: 5, landedAt: 1_800_000_000_000, slotsToLand: 3 },
-        { seq: 2, position: 0, state: 'landed' as const, slot: 6 },
-      ],
-      attempts: [],
-      sends: [],
-    };
-    const decoded = decodeBatch(Buffer.from(encoder.encode(batch, 0)));
-    assert.deepEqual(decoded.changes, batch.changes);
   });
 });
 

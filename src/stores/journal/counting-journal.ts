@@ -4,10 +4,10 @@
  * whatever store is behind it. A transaction that ends without landing (or fails) is also
  * counted by its outcome reason and logged with it.
  */
-import { splitReason } from '../core/outcome-reasons';
-import type { TransactionState } from '../core/transaction-states';
+import { splitReason } from '../../core/outcome-reasons';
+import type { TransactionState } from '../../core/transaction-states';
 import type { Journal } from './journal';
-import { countKeyTransactions, countOutcomeReason, countState } from '../metrics/metrics';
+import { countKeyTransactions, countOutcomeReason, countState } from '../../metrics/metrics';
 
 const FINAL_WITHOUT_LANDING = new Set<TransactionState>(['failed', 'expired', 'rejected']);
 

@@ -13,8 +13,8 @@
  */
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import type { Migrations, SqliteDatabase } from './database/sqlite-database';
-import { multiRowInsert, openSqlite } from './database/sqlite-database';
+import type { Migrations, SqliteDatabase } from '../database/sqlite-database';
+import { multiRowInsert, openSqlite } from '../database/sqlite-database';
 
 const MIGRATIONS: Migrations = [
   `CREATE TABLE signature_index (prefix INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (prefix, seq)) WITHOUT ROWID;

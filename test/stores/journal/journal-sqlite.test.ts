@@ -3,11 +3,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import Database from '../../src/stores/database/sqlite-binding';
+import Database from '../../../src/stores/database/sqlite-binding';
 import bs58 from 'bs58';
-import { walRestartsTotal } from '../../src/metrics/metrics';
-import { createSqliteJournal } from '../../src/stores/journal-sqlite';
-import { journalSubmission, withJournalFile } from '../helpers/journal-files';
+import { walRestartsTotal } from '../../../src/metrics/metrics';
+import { createSqliteJournal } from '../../../src/stores/journal/journal-sqlite';
+import { journalSubmission, withJournalFile } from '../../helpers/journal-files';
 
 describe('SQLite journal', () => {
   it('group-commits concurrent records, finds them by signature and bundle ID before and after indexing and across a reopen', async () => {

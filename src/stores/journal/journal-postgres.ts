@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import type { Journal } from './journal';
-import { createPool, migrate } from './database/postgres-database';
+import { createPool, migrate } from '../database/postgres-database';
 import { MIGRATIONS } from './journal-postgres-schema';
 import { createPostgresWrites } from './journal-postgres-writes';
 import { createPostgresReads } from './journal-postgres-reads';

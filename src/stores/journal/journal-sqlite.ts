@@ -14,9 +14,9 @@
 import { lastLogFile, openJournalLog, readLog } from './journal-log';
 import { journalWrites, logPosition, MIGRATIONS } from './journal-sqlite-schema';
 import { signatureIndexFile, startSignatureIndexWriter } from './signature-index-sqlite';
-import type { SqliteOptions } from './database/sqlite-database';
+import type { SqliteOptions } from '../database/sqlite-database';
 import { applyLogFrames, startJournalApplier, WAL_RESTART_BYTES } from './journal-applier';
-import { openSqlite } from './database/sqlite-database';
+import { openSqlite } from '../database/sqlite-database';
 import { lastSeqIn, prepareJournalStatements } from './journal-sqlite-statements';
 import { createSqliteWrites } from './journal-sqlite-writes';
 import { openJournalSignatures } from './journal-sqlite-signatures';

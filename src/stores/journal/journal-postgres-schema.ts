@@ -3,7 +3,7 @@
  * the database's clock, and which submissions are unfinished. Kept apart from the code
  * that runs them, so that the schema reads in one place.
  */
-import type { PostgresMigrations } from './database/postgres-database';
+import type { PostgresMigrations } from '../database/postgres-database';
 
 export const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE submissions (

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { openJournalSignatures } from '../../src/stores/journal-sqlite-signatures';
-import { MIGRATIONS } from '../../src/stores/journal-sqlite-schema';
-import { prepareJournalStatements } from '../../src/stores/journal-sqlite-statements';
-import type { IndexPairs, SignatureIndexWriter } from '../../src/stores/signature-index-sqlite';
-import { openSqlite } from '../../src/stores/database/sqlite-database';
-import { journalSubmission, withJournalFile } from '../helpers/journal-files';
+import { openJournalSignatures } from '../../../src/stores/journal/journal-sqlite-signatures';
+import { MIGRATIONS } from '../../../src/stores/journal/journal-sqlite-schema';
+import { prepareJournalStatements } from '../../../src/stores/journal/journal-sqlite-statements';
+import type { IndexPairs, SignatureIndexWriter } from '../../../src/stores/journal/signature-index-sqlite';
+import { openSqlite } from '../../../src/stores/database/sqlite-database';
+import { journalSubmission, withJournalFile } from '../../helpers/journal-files';
 
 /** An index writer whose batches wait for the test to settle them. */
 function heldWriter() {

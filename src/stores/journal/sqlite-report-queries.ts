@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import Database from './database/sqlite-binding';
+import Database from '../database/sqlite-binding';
 
 type Question = { id: number; sql: string; values: unknown[] };
 type Answer = { id: number; rows: unknown[] } | { id: number; error: string };

@@ -3,11 +3,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { FRAME_HEADER_BYTES, openJournalLog, readLog } from '../../src/stores/journal-log';
-import { BatchEncoder, decodeBatch } from '../../src/stores/journal-log-codec';
-import type { WriteBatch } from '../../src/stores/journal-sqlite-schema';
-import { createSqliteJournal } from '../../src/stores/journal-sqlite';
-import { journalSubmission, withJournalFile } from '../helpers/journal-files';
+import { FRAME_HEADER_BYTES, openJournalLog, readLog } from '../../../src/stores/journal/journal-log';
+import { BatchEncoder, decodeBatch } from '../../../src/stores/journal/journal-log-codec';
+import type { WriteBatch } from '../../../src/stores/journal/journal-sqlite-schema';
+import { createSqliteJournal } from '../../../src/stores/journal/journal-sqlite';
+import { journalSubmission, withJournalFile } from '../../helpers/journal-files';
 
 /** Copies the journal's files as they are on disk now, as a kill -9 would leave them. */
 function crashCopy(dir: string, file: string, to: string): string {
@@ -81,6 +81,22 @@ describe('journal log', () => {
     const encoded = Buffer.from(encoder.encode(batch, FRAME_HEADER_BYTES).subarray(FRAME_HEADER_BYTES));
     assert.throws(() => decodeBatch(encoded.subarray(0, encoded.length - 3)), /ends early/);
     assert.throws(() => decodeBatch(Buffer.concat([encoded, Buffer.from([0])])), /bytes after/);
+  });
+
+  it('state changes with landing times go through the journal log, and a change without them (an older log) still decodes', () => {
+    const encoder = new BatchEncoder();
+    const batch = {
+      now: 1,
+      records: [],
+      changes: [
+        { seq: 1, position: 0, state: 'landed' as const, slot: 5, landedAt: 1_800_000_000_000, slotsToLand: 3 },
+        { seq: 2, position: 0, state: 'landed' as const, slot: 6 },
+      ],
+      attempts: [],
+      sends: [],
+    };
+    const decoded = decodeBatch(Buffer.from(encoder.encode(batch, 0)));
+    assert.deepEqual(decoded.changes, batch.changes);
   });
 
   it('reads back frames in order across files, and stops a file at a torn or corrupt frame', async () => {

@@ -3,12 +3,12 @@
  * cluster), else SQLite in the data dir. `reader`: for `bin/slipway submissions` beside a
  * running server (SQLite needs to know; PostgreSQL serves readers as it serves writers).
  */
-import { dataPaths, type SlipwayConfig } from '../config/config';
-import { prepareDataDir } from './database/data-dir';
+import { dataPaths, type SlipwayConfig } from '../../config/config';
+import { prepareDataDir } from '../database/data-dir';
 import type { Journal } from './journal';
 import { createPostgresJournal } from './journal-postgres';
 import { createSqliteJournal } from './journal-sqlite';
-import { withoutPassword } from './database/postgres-database';
+import { withoutPassword } from '../database/postgres-database';
 
 export async function openJournal(config: SlipwayConfig, options: { reader?: boolean } = {}): Promise<Journal> {
   if (config.postgresUrl === '') {

@@ -3,7 +3,7 @@
  * applier's, journal-sqlite-schema.ts). One place for the SQL its reads and its start-up run.
  */
 import type Database from 'better-sqlite3';
-import type { SqliteDatabase } from './database/sqlite-database';
+import type { SqliteDatabase } from '../database/sqlite-database';
 import { SELECT_UNFINISHED } from './journal-queries';
 
 export interface JournalStatements {

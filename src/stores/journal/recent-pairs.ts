@@ -4,7 +4,7 @@
  * as the index takes them (signature-index-sqlite.ts: two 64-bit integers each), and the
  * look-up as a map between small integers.
  */
-import { HashSlots } from '../runtime/hash-slots';
+import { HashSlots } from '../../runtime/hash-slots';
 import type { IndexPairs } from './signature-index-sqlite';
 
 const PAIR_BYTES = 16;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
-import { PairBuffer, UnindexedSeqs, pairKey, signaturePrefix } from '../../src/stores/recent-pairs';
-import { packIndexPairs } from '../../src/stores/signature-index-sqlite';
+import { PairBuffer, UnindexedSeqs, pairKey, signaturePrefix } from '../../../src/stores/journal/recent-pairs';
+import { packIndexPairs } from '../../../src/stores/journal/signature-index-sqlite';
 
 /** A wire-like blob: a count byte, then a signature starting with `lead` (random otherwise). */
 const wire = (lead?: Buffer) => {

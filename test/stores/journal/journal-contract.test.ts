@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import type { Journal, SendEvidence } from '../../src/stores/journal';
-import { createPostgresJournal } from '../../src/stores/journal-postgres';
-import { createSqliteJournal } from '../../src/stores/journal-sqlite';
-import { journalSubmission, withJournalFile } from '../helpers/journal-files';
-import { POSTGRES_URL, testSchema } from '../helpers/postgres';
+import type { Journal, SendEvidence } from '../../../src/stores/journal/journal';
+import { createPostgresJournal } from '../../../src/stores/journal/journal-postgres';
+import { createSqliteJournal } from '../../../src/stores/journal/journal-sqlite';
+import { journalSubmission, withJournalFile } from '../../helpers/journal-files';
+import { POSTGRES_URL, testSchema } from '../../helpers/postgres';
 
 const evidence = (attempt: number): SendEvidence => ({
   at: 1_795_000_000_000 + attempt,

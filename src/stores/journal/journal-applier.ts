@@ -14,11 +14,11 @@
  */
 import path from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { journalApplyFailuresTotal, walRestartsTotal } from '../metrics/metrics';
+import { journalApplyFailuresTotal, walRestartsTotal } from '../../metrics/metrics';
 import { comparePositions, LogTail, type LogPosition } from './journal-log';
 import { decodeBatch } from './journal-log-codec';
 import { journalWrites, logPosition, MIGRATIONS, type WriteBatch } from './journal-sqlite-schema';
-import { openSqlite } from './database/sqlite-database';
+import { openSqlite } from '../database/sqlite-database';
 
 export const APPLY_INTERVAL_MS = 100;
 /** Frames per SQLite transaction: bounds how long the write lock is held at once. */

@@ -2,7 +2,7 @@
  * The journal's rows as both adapters read them back (SQLite and PostgreSQL keep the same
  * columns), and the one mapping from rows to a `JournalEntry`.
  */
-import { splitReason } from '../core/outcome-reasons';
+import { splitReason } from '../../core/outcome-reasons';
 import type { JournalEntry, SendEvidence, SubmissionKind, TransactionState } from './journal';
 
 export interface SubmissionRow {

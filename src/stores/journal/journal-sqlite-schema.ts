@@ -1,7 +1,7 @@
 /** The journal's schema, and the SQLite transaction that applies groups of writes from the journal log. */
 import type { NewSubmission, SendRecord, StateChange } from './journal';
 import { comparePositions, type LogPosition } from './journal-log';
-import { multiRowInsert, type Migrations, type SqliteDatabase } from './database/sqlite-database';
+import { multiRowInsert, type Migrations, type SqliteDatabase } from '../database/sqlite-database';
 
 export const MIGRATIONS: Migrations = [
   `CREATE TABLE submissions (

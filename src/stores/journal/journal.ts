@@ -15,9 +15,9 @@
 
 export type SubmissionKind = 'transaction' | 'batch' | 'bundle';
 
-export { TRANSACTION_STATES, type TransactionState } from '../core/transaction-states';
-import type { OutcomeReason } from '../core/outcome-reasons';
-import type { TransactionState } from '../core/transaction-states';
+export { TRANSACTION_STATES, type TransactionState } from '../../core/transaction-states';
+import type { OutcomeReason } from '../../core/outcome-reasons';
+import type { TransactionState } from '../../core/transaction-states';
 
 /** What a protected transaction's send looked like: which window it went in, by which route, after how long a hold, and why. */
 export interface SendEvidence {

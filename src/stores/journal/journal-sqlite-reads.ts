@@ -8,7 +8,7 @@ import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionR
 import { landingQuery, landingGroupFrom, listQuery, type LandingGroupRecord } from './journal-queries';
 import { lastSeqIn, type JournalStatements } from './journal-sqlite-statements';
 import type { JournalSignatures } from './journal-sqlite-signatures';
-import type { SqliteDatabase } from './database/sqlite-database';
+import type { SqliteDatabase } from '../database/sqlite-database';
 import type { ReportQueries } from './sqlite-report-queries';
 
 export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups'>;
