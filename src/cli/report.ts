@@ -5,8 +5,8 @@
  * submissions` does) or PostgreSQL, which covers every gateway of a cluster.
  */
 import { resolveConfig } from '../config/config';
-import type { Figures, Percentiles, Refused } from '../stores/landing-figures';
-import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../stores/landing-reports';
+import type { Figures, Percentiles, Refused } from '../reports/landing-figures';
+import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../reports/landing-reports';
 import { openJournal } from '../stores/journal';
 import { openRefusalCounts } from '../stores/open-refusal-counts';
 import { parseOptions } from './parse-options';

@@ -1,12 +1,12 @@
 /**
  * The landing report of a period: the journal's transactions received in it and the refusal
- * counts of its minutes (refusal-counts.ts), as figures (landing-figures.ts), for one key or
+ * counts of its minutes (stores/refusal-counts.ts), as figures (landing-figures.ts), for one key or
  * for every key. The JSON-RPC method `getLandingReport`, `bin/slipway report` and the
  * dashboard all read it here.
  */
-import type { Journal } from './journal';
+import type { Journal } from '../stores/journal';
 import { landingFigures, type LandingFigures } from './landing-figures';
-import type { RefusalCounts } from './refusal-counts';
+import type { RefusalCounts } from '../stores/refusal-counts';
 
 /** The longest period a report covers: its transactions are read and sorted in memory. */
 export const MAX_PERIOD_MS = 7 * 24 * 3_600_000;

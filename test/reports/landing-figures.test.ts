@@ -9,12 +9,12 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { slipwayError } from '../../src/errors/error-catalogue';
 import type { LandingGroup } from '../../src/stores/journal';
-import { landingFigures, percentiles } from '../../src/stores/landing-figures';
-import { parsePeriod } from '../../src/stores/landing-reports';
+import { landingFigures, percentiles } from '../../src/reports/landing-figures';
+import { parsePeriod } from '../../src/reports/landing-reports';
 import type { RefusalCount, RefusalCounts } from '../../src/stores/refusal-counts';
 import { createPostgresRefusalCounts } from '../../src/stores/refusal-counts-postgres';
 import { createSqliteRefusalCounts } from '../../src/stores/refusal-counts-sqlite';
-import { RefusalTally } from '../../src/stores/refusal-tally';
+import { RefusalTally } from '../../src/reports/refusal-tally';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 
 /** A group of `transactions` transactions of `submissions` submissions (one by default). */
@@ -205,7 +205,7 @@ for (const [name, open] of [
 
 describe('landing reports asked for again and again', () => {
   it('one read of the journal per key and period for 2 s, shared by concurrent and repeated asks; other keys and periods read their own', async () => {
-    const { createLandingReports } = await import('../../src/stores/landing-reports');
+    const { createLandingReports } = await import('../../src/reports/landing-reports');
     let reads = 0;
     const journal = { landingGroups: async () => (reads++, []) };
     const refusals = { totals: async () => [] };

@@ -7,7 +7,7 @@
  */
 import { refusalReason } from '../errors/refusal-reasons';
 import type { SlipwayError } from '../errors/error-catalogue';
-import { minuteOf, type RefusalCount, type RefusalCounts, type RefusedOperation } from './refusal-counts';
+import { minuteOf, type RefusalCount, type RefusalCounts, type RefusedOperation } from '../stores/refusal-counts';
 
 /** How often the sums are written. */
 const FLUSH_MS = 1_000;

@@ -5,8 +5,8 @@
  * bundles are counted as bundles too. docs/API.md defines each figure.
  */
 import type { OutcomeReason } from '../core/outcome-reasons';
-import type { LandingGroup, SubmissionKind } from './journal';
-import type { RefusalCount, RefusedOperation } from './refusal-counts';
+import type { LandingGroup, SubmissionKind } from '../stores/journal';
+import type { RefusalCount, RefusedOperation } from '../stores/refusal-counts';
 
 export const OPERATIONS: readonly RefusedOperation[] = ['sendTransaction', 'submitBatch', 'sendBundle'];
 /** The journal's kinds by operation. */
