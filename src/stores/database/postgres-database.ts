@@ -80,3 +80,22 @@ export async function migrate(pool: pg.Pool, schema: string, component: string, 
     );
   });
 }
+
+/** How a store lives in PostgreSQL: its name in schema_versions, its migrations, and how many connections its pool keeps. */
+export interface PostgresTables {
+  readonly component: string;
+  readonly migrations: PostgresMigrations;
+  readonly connections: number;
+}
+
+/** A store's pool in `schema`, its tables brought to the latest version first; the pool is ended if they cannot be. */
+export async function openPostgres(url: string, schema: string, tables: PostgresTables): Promise<pg.Pool> {
+  const pool = createPool({ url, schema, max: tables.connections });
+  try {
+    await migrate(pool, schema, tables.component, tables.migrations);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return pool;
+}

@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import type { Journal } from './journal';
-import { createPool, migrate } from '../database/postgres-database';
+import { openPostgres } from '../database/postgres-database';
 import { MIGRATIONS } from './journal-postgres-schema';
 import { createPostgresWrites } from './journal-postgres-writes';
 import { createPostgresReads } from './journal-postgres-reads';
@@ -28,13 +28,7 @@ export async function createPostgresJournal(
   schema: string,
   owner = `gw_${crypto.randomBytes(6).toString('hex')}`,
 ): Promise<Journal> {
-  const pool = createPool({ url, schema, max: 8 });
-  try {
-    await migrate(pool, schema, 'journal', MIGRATIONS);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  const pool = await openPostgres(url, schema, { component: 'journal', migrations: MIGRATIONS, connections: 8 });
   const writes = createPostgresWrites(pool, owner);
   const reads = createPostgresReads(pool);
 
