@@ -8,8 +8,8 @@
  * acknowledges millions; 8 bytes of an ed25519 signature do not collide at that count).
  */
 import { Pool } from 'undici';
-import { createSqliteJournal } from '../src/stores/journal-sqlite';
-import Database from '../src/stores/sqlite-binding';
+import { createSqliteJournal } from '../src/stores/journal';
+import Database from '../src/stores/database/sqlite-binding';
 
 export interface LoadTally {
   requests: number;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import bs58 from 'bs58';
 import { LocalLedger } from '../src/ledger/local-ledger';
-import { createSqliteJournal } from '../src/stores/journal-sqlite';
+import { createSqliteJournal } from '../src/stores/journal';
 import { decodeStrictBase64 } from '../src/validation/strict-base64';
 import { validateTransaction, type ValidatedTransaction } from '../src/validation/validate-transaction';
 import { verifyTransactionSignatures } from '../src/validation/verify-signatures';

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:sqlite`: what the SQLite driver of this Node.js costs Slipway (better-sqlite3
- * 13 on Node 22 and later, 12 on Node 20; src/stores/sqlite-binding.ts), on the journal's own
+ * 13 on Node 22 and later, 12 on Node 20; src/stores/database/sqlite-binding.ts), on the journal's own
  * code: opening the journal (start-up), applying submissions to SQLite (the applier thread's
  * throughput), and a status look-up by signature. One line of figures; run it under each Node
  * in the same hour to compare (docs/RELIABILITY.md, "Node.js 24").
@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import bs58 from 'bs58';
-import { createSqliteJournal } from '../src/stores/journal-sqlite';
-import { sqliteDriverPackage } from '../src/stores/sqlite-binding';
+import { createSqliteJournal } from '../src/stores/journal';
+import { sqliteDriverPackage } from '../src/stores/database/sqlite-binding';
 
 const SUBMISSIONS = 100_000;
 const LOOKUPS = 5_000;

@@ -38,7 +38,7 @@ if [ ! -f "$stamp" ] || [ -n "$(find src test bench tsconfig.json -newer "$stamp
 fi
 checked=node_modules/.slipway-driver-checked
 if [ "$(cat "$checked" 2>/dev/null)" != "$runtime" ]; then
-  load="require('./dist/src/stores/sqlite-binding')"
+  load="require('./dist/src/stores/database/sqlite-binding')"
   if ! node -e "$load" 2>/dev/null; then
     if [ "${runtime%%.*}" = 20 ]; then
       echo "slipway: building the SQLite driver for Node.js ${runtime%% *} (npm rebuild better-sqlite3-node20, about a minute)..." >&2

@@ -18,14 +18,12 @@ import { collectProcessMetrics } from './metrics/metrics';
 import { createSubmissionCore } from './pipeline/submission-core';
 import type { SubmissionTracker } from './pipeline/submission-tracker';
 import { watchThreadLoad } from './runtime/thread-load';
-import { countingJournal } from './stores/counting-journal';
-import { prepareDataDir } from './stores/data-dir';
+import { countingJournal, openJournal, type Journal } from './stores/journal';
+import { prepareDataDir } from './stores/database/data-dir';
 import { createRedisDuplicateClaims } from './stores/duplicate-claims-redis';
-import type { Journal } from './stores/journal';
-import { openIdempotencyStore } from './stores/open-idempotency-store';
-import { openJournal } from './stores/open-journal';
-import { openRefusalCounts } from './stores/open-refusal-counts';
-import { closeRedis, connectRedis } from './stores/redis-connection';
+import { openStore } from './stores/database/open-store';
+import { IDEMPOTENCY_STORE, REFUSAL_COUNTS } from './stores/store-adapters';
+import { closeRedis, connectRedis } from './stores/database/redis-connection';
 import { createUpstreams } from './upstreams/create-upstream';
 import { loadTpuIdentity, type TpuIdentity } from './upstreams/tpu-identity';
 import { instrumentedUpstream } from './upstreams/instrumented-upstream';
@@ -66,7 +64,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
   const journal = countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended'));
-  const refusalCounts = await openRefusalCounts(config);
+  const refusalCounts = await openStore(config, REFUSAL_COUNTS);
   collectProcessMetrics();
 
   // The embedded ledger is opened only if a route uses it, and catches up with the journal after a crash.
@@ -98,7 +96,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
   const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), reports: submissions.landingReports, logError });
-  const idempotencyKeys = await openIdempotencyStore(config);
+  const idempotencyKeys = await openStore(config, IDEMPOTENCY_STORE);
   const listeners = createListeners(config, {
     authenticator: keys.authenticator,
     submissions,

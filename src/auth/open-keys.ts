@@ -4,7 +4,8 @@
  */
 import type { SlipwayConfig } from '../config/config';
 import type { KeyStore } from '../stores/key-store';
-import { openKeyStore } from '../stores/open-key-store';
+import { openStore } from '../stores/database/open-store';
+import { KEY_STORE } from '../stores/store-adapters';
 import { createAuthenticator, type Authenticator } from './authenticator';
 
 /** Keys are read again this often, notices or not (a lost NOTIFY must not keep a revoked key working). */
@@ -19,7 +20,7 @@ export interface GatewayKeys {
 }
 
 export async function openGatewayKeys(config: SlipwayConfig): Promise<GatewayKeys> {
-  const store = await openKeyStore(config);
+  const store = await openStore(config, KEY_STORE);
   const created = await store.createFirst({ name: 'initial', bundle: true });
   const authenticator = await createAuthenticator(store, { rereadMs: KEY_REREAD_MS, maxStaleMs: config.maxKeyStaleMs });
   return {

@@ -5,7 +5,8 @@
  */
 import { resolveConfig } from '../config/config';
 import type { ApiKeyRecord } from '../stores/key-store';
-import { openKeyStore } from '../stores/open-key-store';
+import { openStore } from '../stores/database/open-store';
+import { KEY_STORE } from '../stores/store-adapters';
 import { parseOptions } from './parse-options';
 
 export async function runKeys(args: string[]): Promise<number> {
@@ -22,7 +23,7 @@ export async function runKeys(args: string[]): Promise<number> {
     config: { type: 'string' },
   } as const);
   const config = resolveConfig({ dataDir: values['data-dir'], config: values.config });
-  const store = await openKeyStore(config);
+  const store = await openStore(config, KEY_STORE);
   try {
     switch (action) {
       case 'create': {

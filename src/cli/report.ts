@@ -5,10 +5,11 @@
  * submissions` does) or PostgreSQL, which covers every gateway of a cluster.
  */
 import { resolveConfig } from '../config/config';
-import type { Figures, Percentiles, Refused } from '../stores/landing-figures';
-import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../stores/landing-reports';
-import { openJournal } from '../stores/open-journal';
-import { openRefusalCounts } from '../stores/open-refusal-counts';
+import type { Figures, Percentiles, Refused } from '../reports/landing-figures';
+import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../reports/landing-reports';
+import { openJournal } from '../stores/journal';
+import { openStore } from '../stores/database/open-store';
+import { REFUSAL_COUNTS } from '../stores/store-adapters';
 import { parseOptions } from './parse-options';
 
 export async function runReport(args: string[]): Promise<number> {
@@ -25,7 +26,7 @@ export async function runReport(args: string[]): Promise<number> {
   const config = resolveConfig({ dataDir: values['data-dir'], config: values.config });
   const journal = await openJournal(config, { reader: true });
   try {
-    const refusals = await openRefusalCounts(config);
+    const refusals = await openStore(config, REFUSAL_COUNTS);
     try {
       const reports = createLandingReports(journal, refusals);
       if (values.key !== undefined) {

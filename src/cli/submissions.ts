@@ -8,9 +8,9 @@ import {
   type JournalEntry,
   type JournalTransaction,
   type SendEvidence,
+  openJournal,
   type TransactionState,
 } from '../stores/journal';
-import { openJournal } from '../stores/open-journal';
 import { parseOptions } from './parse-options';
 
 export async function runSubmissions(args: string[]): Promise<number> {

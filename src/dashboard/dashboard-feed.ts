@@ -18,7 +18,7 @@ import { histogramQuantile } from '../metrics/prometheus-text';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, JournalEntry } from '../stores/journal';
 import type { ApiKeyRecord } from '../stores/key-store';
-import type { LandingReport, LandingReports } from '../stores/landing-reports';
+import type { LandingReport, LandingReports } from '../reports/landing-reports';
 
 const OPERATIONS = ['sendTransaction', 'submitBatch', 'sendBundle'] as const;
 const HISTORY_POINTS = 300;
@@ -84,7 +84,7 @@ export interface LatestSubmission {
 export interface DashboardFeedOptions {
   readonly journal: Journal;
   readonly keys: () => Promise<ApiKeyRecord[]>;
-  /** The landing reports (stores/landing-reports.ts); absent: no report table. */
+  /** The landing reports (reports/landing-reports.ts); absent: no report table. */
   readonly reports?: Pick<LandingReports, 'ofEveryKey'>;
   readonly logError: (error: unknown, what: string) => void;
 }

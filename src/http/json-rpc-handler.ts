@@ -11,7 +11,7 @@ import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { StatusView } from '../pipeline/status-view';
 import type { ApiKeyRecord } from '../stores/key-store';
-import type { LandingReports } from '../stores/landing-reports';
+import type { LandingReports } from '../reports/landing-reports';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { landingReportOf } from './landing-report-method';

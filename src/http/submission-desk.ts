@@ -54,7 +54,7 @@ export interface SubmissionDeskOptions {
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   readonly refusals: RecentRefusals;
-  /** Told of every refusal, for the landing report's refusal counts (stores/refusal-tally.ts). */
+  /** Told of every refusal, for the landing report's refusal counts (reports/refusal-tally.ts). */
   readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
   /**
    * Where the line goes; null when the log level leaves it out (warn and above). The line is

@@ -1,6 +1,6 @@
 /** Idempotency keys in PostgreSQL, beside the journal: every gateway of a cluster finds every key's records. */
 import { toRecord, type Claim, type IdempotencyStore, type Row } from './idempotency-store';
-import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { openPostgres, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE idempotency_keys (
@@ -21,13 +21,7 @@ const MIGRATIONS: PostgresMigrations = [
 const COLUMNS = 'fingerprint, operation, signatures, bundle_id, answer, created_at, claimed_at';
 
 export async function createPostgresIdempotencyStore(url: string, schema: string): Promise<IdempotencyStore> {
-  const pool = createPool({ url, schema, max: 4 });
-  try {
-    await migrate(pool, schema, 'idempotency', MIGRATIONS);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  const pool = await openPostgres(url, schema, { component: 'idempotency', migrations: MIGRATIONS, connections: 4 });
   const select = async (keyId: string, key: string) =>
     (await pool.query<Row>(`SELECT ${COLUMNS} FROM idempotency_keys WHERE key_id = $1 AND idempotency_key = $2`, [keyId, key])).rows[0];
 

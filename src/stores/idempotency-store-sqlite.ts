@@ -4,7 +4,7 @@
  * that carry the header). WAL with synchronous=NORMAL: a claim or answer survives kill -9.
  */
 import { toRecord, type Claim, type IdempotencyStore, type NewIdempotencyRecord, type Row } from './idempotency-store';
-import { openSqlite, type Migrations } from './sqlite-database';
+import { openSqlite, type Migrations } from './database/sqlite-database';
 
 const MIGRATIONS: Migrations = [
   `CREATE TABLE idempotency_keys (

@@ -3,7 +3,7 @@
  * `ApiKeyRecord`: the schema in one place, apart from the store's queries.
  */
 import type { ApiKeyRecord } from './key-store';
-import type { PostgresMigrations } from './postgres-database';
+import type { PostgresMigrations } from './database/postgres-database';
 
 export const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE api_keys (

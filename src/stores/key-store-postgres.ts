@@ -8,18 +8,12 @@
 import type pg from 'pg';
 import type { KeyChanges, KeyStore, StoredKey } from './key-store';
 import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
-import { createPool, inTransaction, migrate } from './postgres-database';
+import { inTransaction, openPostgres } from './database/postgres-database';
 import { COLUMNS, MIGRATIONS, toRecord, type Row } from './key-store-postgres-schema';
 import { listenForChanges } from './key-store-postgres-listen';
 
 export async function createPostgresKeyStore(url: string, schema: string): Promise<KeyStore> {
-  const pool = createPool({ url, schema, max: 4 });
-  try {
-    await migrate(pool, schema, 'keys', MIGRATIONS);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  const pool = await openPostgres(url, schema, { component: 'keys', migrations: MIGRATIONS, connections: 4 });
   // One channel per schema: deployments sharing a database do not hear each other.
   const channel = `slipway_keys_${schema}`.toLowerCase();
 

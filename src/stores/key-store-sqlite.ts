@@ -3,8 +3,8 @@
  * `PRAGMA data_version`, which SQLite bumps when another connection commits: polling it
  * is a cheap read, so the server picks up a change well within a second.
  */
-import type { Migrations } from './sqlite-database';
-import { openSqlite } from './sqlite-database';
+import type { Migrations } from './database/sqlite-database';
+import { openSqlite } from './database/sqlite-database';
 import type { ApiKeyRecord, KeyStore, StoredKey } from './key-store';
 import { generateApiKey, generateKeyId, hashApiKey } from './key-store';
 

@@ -4,7 +4,7 @@
  */
 import type { RefusalCount, RefusalCounts } from './refusal-counts';
 import { minuteOf } from './refusal-counts';
-import { createPool, migrate, type PostgresMigrations } from './postgres-database';
+import { openPostgres, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE refusal_counts (
@@ -19,13 +19,7 @@ const MIGRATIONS: PostgresMigrations = [
 ];
 
 export async function createPostgresRefusalCounts(url: string, schema: string): Promise<RefusalCounts> {
-  const pool = createPool({ url, schema, max: 2 });
-  try {
-    await migrate(pool, schema, 'refusal_counts', MIGRATIONS);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  const pool = await openPostgres(url, schema, { component: 'refusal_counts', migrations: MIGRATIONS, connections: 2 });
   return {
     async add(counts: readonly RefusalCount[]) {
       if (counts.length === 0) return;

@@ -5,7 +5,7 @@
  */
 import type { RefusalCount, RefusalCounts } from './refusal-counts';
 import { minuteOf } from './refusal-counts';
-import { openSqlite, type Migrations } from './sqlite-database';
+import { openSqlite, type Migrations } from './database/sqlite-database';
 
 const MIGRATIONS: Migrations = [
   `CREATE TABLE refusal_counts (

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import Database from '../../src/stores/sqlite-binding';
+import Database from '../../src/stores/database/sqlite-binding';
 import { dataPaths } from '../../src/config/config';
 import { createSqliteKeyStore } from '../../src/stores/key-store-sqlite';
 import { generateApiKey, hashApiKey } from '../../src/stores/key-store';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
-import { createPostgresJournal } from '../../src/stores/journal-postgres';
+import { createPostgresJournal } from '../../src/stores/journal';
 import { ledgerTransfer, startCluster, type Cluster } from '../helpers/cluster';
 import { makeDataDir } from '../helpers/gateway';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';

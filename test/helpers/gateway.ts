@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../../src/app';
 import { resolveConfig, type Settings } from '../../src/config/config';
-import { openKeyStore } from '../../src/stores/open-key-store';
+import { openStore } from '../../src/stores/database/open-store';
+import { KEY_STORE } from '../../src/stores/store-adapters';
 
 export interface TestGateway {
   readonly app: RunningApp;
@@ -60,7 +61,7 @@ export async function startTestGateway(settings: Settings = {}, configFile?: obj
 
 /** Creates a key the way the CLI does: through a second connection to the key store (the data dir's, or PostgreSQL given in `stores`). */
 export async function createKey(dataDir: string, name: string, bundle: boolean, stores: Settings = {}): Promise<string> {
-  const store = await openKeyStore(resolveConfig({ ...stores, dataDir }, {}));
+  const store = await openStore(resolveConfig({ ...stores, dataDir }, {}), KEY_STORE);
   try {
     return (await store.create({ name, bundle })).key;
   } finally {

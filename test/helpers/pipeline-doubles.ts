@@ -263,7 +263,7 @@ export function pipelineOver(upstreams: CountingUpstream[] = [countingUpstream()
   return { pipeline, router, journal, tracker, holds, upstreams };
 }
 
-/** As the SQL journals read a reason back (stores/journal-rows.ts): the words, and the code. */
+/** As the SQL journals read a reason back (stores/journal/journal-rows.ts): the words, and the code. */
 function splitJournaled(reason: string | null, state: string) {
   const { code, words } = splitReason(reason, state);
   return { reason: words, reasonCode: code };

@@ -11,7 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { Keypair, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { resolveConfig } from '../../src/config/config';
-import { openKeyStore } from '../../src/stores/open-key-store';
+import { openStore } from '../../src/stores/database/open-store';
+import { KEY_STORE } from '../../src/stores/store-adapters';
 import { startTestGateway, waitForKey, type TestGateway } from '../helpers/gateway';
 import { runCli } from '../helpers/process';
 import { rpc, submitBatch } from '../helpers/rpc';
@@ -49,7 +50,7 @@ describe('the landing report', () => {
   let first: Report;
 
   const createKey = async (name: string, changes: { tps?: number; readsPerSecond?: number }) => {
-    const store = await openKeyStore(resolveConfig({ dataDir: gw.dataDir }, {}));
+    const store = await openStore(resolveConfig({ dataDir: gw.dataDir }, {}), KEY_STORE);
     try {
       return (await store.create({ name, bundle: false, ...changes })).key;
     } finally {
