@@ -1,17 +1,20 @@
 /**
  * The decision anti-MEV protection makes before every send of a protected transaction:
  * send now, or hold, and why. A transaction sent now lands within the safe window (the
- * current slot and the next `windowSlots - 1`; default 8, the current and the next leader),
- * so every leader of that window must be trusted by the policy. Anything not known (the
- * schedule, the policy) holds: protection fails closed. With no policy configured there is
- * nothing to gate on, and the decision says so, for the evidence.
+ * current slot and the next `windowSlots - 1`: the setting `safeWindowSlots`, whose default
+ * is declared once in config/settings.ts), so every leader of that window must be trusted by
+ * the policy. Anything not known (the schedule, the policy) holds: protection fails closed.
+ * With no policy configured there is nothing to gate on, and the decision says so, for the
+ * evidence.
  */
 import type { SendEvidence } from '../stores/journal';
 import type { SendOptions } from '../core/rpc-types';
 import type { LeaderTracker } from '../upstreams/leader-tracker';
 import type { PolicySource } from './validator-policy';
+import { DEFAULT_SETTINGS } from '../config/settings';
 
-export const DEFAULT_SAFE_WINDOW_SLOTS = 8;
+/** The setting's default, read from its one declaration rather than written again here. */
+const DEFAULT_WINDOW_SLOTS = DEFAULT_SETTINGS.safeWindowSlots;
 
 export type GateDecision =
   | {
@@ -26,11 +29,7 @@ export type GateDecision =
     }
   | { readonly send: false; readonly reason: string };
 
-export function decideSend(
-  tracker: LeaderTracker,
-  policy: PolicySource | undefined,
-  windowSlots = DEFAULT_SAFE_WINDOW_SLOTS,
-): GateDecision {
+export function decideSend(tracker: LeaderTracker, policy: PolicySource | undefined, windowSlots = DEFAULT_WINDOW_SLOTS): GateDecision {
   const view = tracker.upcoming(windowSlots);
   if (policy === undefined) {
     return view.known
@@ -73,7 +72,7 @@ export class SafeWindow {
   constructor(
     readonly leaders: LeaderTracker,
     readonly policy: PolicySource | undefined,
-    readonly windowSlots = DEFAULT_SAFE_WINDOW_SLOTS,
+    readonly windowSlots = DEFAULT_WINDOW_SLOTS,
   ) {}
 
   decide(): GateDecision {

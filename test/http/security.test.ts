@@ -4,10 +4,16 @@
  * logs at the default level carry no key and no transaction.
  */
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Keypair } from '@solana/web3.js';
+import WebSocket from 'ws';
+import { resolveConfig } from '../../src/config/config';
+import { openStore } from '../../src/stores/database/open-store';
+import { KEY_STORE } from '../../src/stores/store-adapters';
 import { makeDataDir, startTestGateway } from '../helpers/gateway';
 import { startServer } from '../helpers/process';
 import { post, rpc } from '../helpers/rpc';
@@ -42,24 +48,57 @@ describe('what clients can read', () => {
     }
   });
 
-  it("there is no administration over HTTP, and the data directory is its owner's alone", async () => {
+  it('serves exactly the paths and methods docs/SECURITY.md lists: every route Fastify registered, and nothing of its own outside Fastify', async () => {
     const gw = await startTestGateway();
     try {
-      for (const [method, path] of [
-        ['POST', '/keys'],
-        ['GET', '/keys'],
-        ['POST', '/admin'],
-        ['GET', '/admin'],
-        ['DELETE', '/keys/key_1'],
-        ['POST', '/api/v1/keys'],
-      ] as const) {
+      const served = [...fastifyRoutes(gw.app.server.printRoutes({ commonPrefix: false })), WEBSOCKET_UPGRADE].sort();
+      assert.deepEqual(served, documentedPaths(), 'the paths served, against docs/SECURITY.md\'s "Paths and methods"');
+      // The lanes in front of Fastify (the lean lane, then the fast path) take the submission form on
+      // their own; on a path Fastify does not route, that form reaches Fastify's 404.
+      for (const path of ['/keys', '/admin', '/api/v1/keys', `/${crypto.randomUUID()}`]) {
+        const response = await rawRequest(gw.url, `POST ${path} HTTP/1.1`, gw.key, SUBMISSION);
+        assert.match(response, /^HTTP\/1\.1 404 /, `POST ${path}: ${response}`);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('no path it serves changes the keys: each, called with a key and a body asking for one, leaves the key store as it was', async () => {
+    const gw = await startTestGateway();
+    const keys = await openStore(resolveConfig({ dataDir: gw.dataDir }, {}), KEY_STORE);
+    try {
+      const before = (await keys.list()).map(({ id, name, revokedAt }) => ({ id, name, revokedAt }));
+      const ask = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'createKey', params: [{ name: 'x', bundle: true }], name: 'x' });
+      for (const entry of documentedPaths().filter((entry) => entry !== WEBSOCKET_UPGRADE)) {
+        const [method, path] = entry.split(' ') as [string, string];
         const response = await fetch(`${gw.url}${path}`, {
           method,
           headers: { 'x-api-key': gw.key, 'content-type': 'application/json' },
-          body: method === 'POST' ? '{"name":"x"}' : undefined,
+          body: method === 'POST' ? ask : undefined,
+          signal: AbortSignal.timeout(2_000),
         });
-        assert.equal(response.status, 404, `${method} ${path}`);
+        await response.body?.cancel(); // the dashboard's event stream does not end by itself
       }
+      const socket = new WebSocket(`${gw.url.replace('http', 'ws')}/keys`, { headers: { 'x-api-key': gw.key } });
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      socket.send(ask);
+      const answer = JSON.parse(String(await new Promise((resolve) => socket.once('message', resolve)))) as { error?: { code: number } };
+      socket.close();
+      assert.equal(answer.error?.code, -32601, 'a WebSocket knows subscriptions only');
+      assert.deepEqual(
+        (await keys.list()).map(({ id, name, revokedAt }) => ({ id, name, revokedAt })),
+        before,
+      );
+    } finally {
+      await keys.close();
+      await gw.close();
+    }
+  });
+
+  it("binds to the loopback address unless told otherwise, and a data directory it creates is its owner's alone", async () => {
+    const gw = await startTestGateway();
+    try {
       assert.match(gw.url, /^http:\/\/127\.0\.0\.1:/, 'bound to the loopback address unless configured otherwise');
       const fresh = path.join(gw.dataDir, 'fresh');
       const other = await startTestGateway({ dataDir: fresh });
@@ -153,3 +192,60 @@ describe('logs at the default level', () => {
     }
   });
 });
+
+/** The WebSocket upgrade, taken on any path of either port: the one door served outside Fastify's routes. */
+const WEBSOCKET_UPGRADE = 'GET * (Upgrade: websocket)';
+const SUBMISSION = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: ['AQID', { encoding: 'base64' }] });
+
+/**
+ * "METHOD /path" for every route in Fastify's route tree (`printRoutes({ commonPrefix: false })`:
+ * one node a line, indented four columns a level, its path relative to its parent's, its methods
+ * in brackets). HEAD is left out where GET is there: Fastify adds it to every GET route.
+ */
+function fastifyRoutes(tree: string): string[] {
+  const parents: string[] = [];
+  const routes: string[] = [];
+  for (const line of tree.split('\n')) {
+    const node = /^([\s│├└─]*?)(?:[├└]── )(\S+)(?: \(([^)]*)\))?$/.exec(line);
+    if (node === null) continue;
+    const depth = node[1]!.length / 4;
+    const segment = node[2]!;
+    const path = (parents[depth - 1] ?? '') + (segment.startsWith('/') ? segment : `/${segment}`);
+    parents[depth] = path.replace(/\/$/, '');
+    const methods = node[3]?.split(', ') ?? [];
+    for (const method of methods) if (!(method === 'HEAD' && methods.includes('GET'))) routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
+
+/** "METHOD /path" for every path and method docs/SECURITY.md's "Paths and methods" table lists. */
+function documentedPaths(): string[] {
+  const security = fs.readFileSync(path.join(__dirname, '../../../docs/SECURITY.md'), 'utf8');
+  const table = security.slice(security.indexOf('### Paths and methods'), security.indexOf('### WebSocket messages'));
+  const entries: string[] = [];
+  for (const row of table.split('\n').filter((line) => line.startsWith('| '))) {
+    const first = row.split(' | ')[0]!;
+    for (const named of first.matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/[^`]*)`/g)) entries.push(`${named[1]} ${named[2]}`);
+    if (first.includes('`Upgrade: websocket` on any path')) entries.push(WEBSOCKET_UPGRADE);
+  }
+  return entries.sort();
+}
+
+/** One request written on a socket of its own, as a client that is not node:http writes it; the answer's text. */
+function rawRequest(url: string, requestLine: string, key: string, body: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n\r\n')) socket.destroy();
+      resolve(answer);
+    });
+    socket.on('error', reject);
+    socket.write(
+      `${requestLine}\r\nHost: gw\r\nContent-Type: application/json\r\nx-api-key: ${key}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
+}

@@ -4,6 +4,7 @@ import { createSolanaRpc, address as kitAddress } from '@solana/kit';
 import {
   Keypair,
   LAMPORTS_PER_SOL,
+  SendTransactionError,
   SystemProgram,
   Transaction,
   TransactionMessage,
@@ -89,13 +90,24 @@ describe('sendTransaction with real clients', () => {
     assert.equal(await balanceOf(ctx.connection, alice.publicKey), before, 'no fee: nothing was sent');
   });
 
-  it('web3.js surfaces the preflight failure as a SendTransactionError with logs', async () => {
+  it("web3.js surfaces the preflight failure as a SendTransactionError carrying the System Program's logs", async () => {
     const alice = await fundedKeypair(ctx.connection);
+    const balance = await balanceOf(ctx.connection, alice.publicKey);
     const tx = await failingTransferTx(ctx.connection, alice, Keypair.generate().publicKey);
-    await assert.rejects(ctx.connection.sendRawTransaction(Buffer.from(tx, 'base64')), (error: Error & { logs?: string[] }) => {
-      assert.match(error.message, /Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1/);
-      return true;
-    });
+    const error = await ctx.connection.sendRawTransaction(Buffer.from(tx, 'base64')).then(
+      () => assert.fail('a transfer of more than the payer holds was accepted'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof SendTransactionError, `a SendTransactionError, not ${String(error)}`);
+    assert.match(error.message, /Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1/);
+    // The logs came with the refusal (getLogs would otherwise fetch the transaction, which was never sent);
+    // the program sees the payer's balance less the fee of 5,000 lamports, taken before it runs.
+    assert.deepEqual(error.logs, [
+      `Program ${SystemProgram.programId.toBase58()} invoke [1]`,
+      `Transfer: insufficient lamports ${balance - 5000}, need ${1_000_000 * LAMPORTS_PER_SOL}`,
+      `Program ${SystemProgram.programId.toBase58()} failed: custom program error: 0x1`,
+    ]);
+    assert.deepEqual(await error.getLogs(ctx.connection), error.logs);
   });
 
   it('with skipPreflight, a failing transaction is sent, fails on chain, and pays its fee', async () => {
