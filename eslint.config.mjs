@@ -41,5 +41,14 @@ export default tseslint.config(
       globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', fetch: 'readonly', setTimeout: 'readonly', URL: 'readonly' },
     },
   },
+  {
+    // Scripts that run before the TypeScript is compiled (scripts/ensure-ready.sh): plain CommonJS.
+    files: ['scripts/**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   prettier,
 );

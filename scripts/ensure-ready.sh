@@ -34,6 +34,7 @@ stamp=dist/src/cli/main.js
 if [ ! -f "$stamp" ] || [ -n "$(find src test bench tsconfig.json -newer "$stamp" -name '*.ts' -o -newer "$stamp" -name 'tsconfig.json' 2>/dev/null | head -n 1)" ]; then
   echo "slipway: compiling TypeScript..." >&2
   npx --no-install tsc -p tsconfig.json >&2
+  node scripts/prune-dist.js
   touch "$stamp"
 fi
 checked=node_modules/.slipway-driver-checked
