@@ -65,6 +65,11 @@ describe('outcome reasons', () => {
     const signature = (await send(tx.serialize().toString('base64'), true)).body.result as string;
     const status = await statusOf(signature);
     assert.deepEqual([status.state, status.reasonCode], ['expired', 'blockhash_expired'], JSON.stringify(status));
+    // The words say what the code says: the blockhash expired, and what to do.
+    assert.equal(
+      status.reason,
+      'its blockhash expired before it landed (the network answered: Blockhash not found); sign it again with a new blockhash',
+    );
   });
 
   it('a bundle failing its simulation: simulation_failed, refused, never sent', async () => {
