@@ -173,4 +173,14 @@ describe('the doors: HTTP itself', () => {
       message: 'Expect: "foo" is not supported: send the request without Expect, or with Expect: 100-continue',
     });
   });
+
+  it('a WebSocket handshake with a long Sec-WebSocket-Version is refused quoting it cut short, not whole', async () => {
+    const version = '7'.repeat(5_000);
+    const answer = await answerTo(
+      `GET /?api-key=${gw.key} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`,
+    );
+    assert.equal(answer.status, 400);
+    assert.deepEqual(JSON.parse(answer.body), { code: 400, message: `Sec-WebSocket-Version must be 13 (got "${'7'.repeat(63)}…)` });
+  });
 });
