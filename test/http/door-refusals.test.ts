@@ -123,6 +123,16 @@ describe('the doors: the request around the body', () => {
     assert.match(refused.body.error.message, /^Idempotency-Key must be one header of 1 to 255 visible ASCII characters/);
   });
 
+  it('a read whose params do not fit is refused with -32602 naming the parameter, by the lane and node:http alike', async () => {
+    const body = '{"jsonrpc":"2.0","id":3,"method":"getBalance","params":["11111111111111111111111111111111",1]}';
+    const answer = await bothWays(request('/', gw.key, body));
+    assert.deepEqual(answer.body.error, {
+      code: -32602,
+      message: "Invalid params: getBalance's params[1] (config) must be a configuration object; got 1",
+    });
+    assert.equal(answer.body.id, 3);
+  });
+
   it('anti_mev outside its choices is refused with the request id, naming every value it takes', async () => {
     const answer = await answerTo(request('/?anti_mev=2', gw.key, getHealth(9)));
     assert.equal(answer.status, 200);
