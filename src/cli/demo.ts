@@ -104,7 +104,7 @@ export async function runDemo(_args: string[]): Promise<number> {
     say(`   bundle ID ${bundle.result}`);
     check(`frank has ${sol(await balance(frank!))}`, (await balance(frank!)) === SOL - 5000);
 
-    say('\n5. sendBundle that is rejected: alice→gina 1 SOL, then bob→gina 5 SOL (fails)');
+    say('\n5. sendBundle that is refused on its simulation: alice→gina 1 SOL, then bob→gina 5 SOL (fails)');
     const aliceBefore = await balance(alice!);
     const bobBefore = await balance(bob!);
     const rejected = await call('/', {

@@ -87,10 +87,10 @@ export const SETTINGS = {
     env: 'SLIPWAY_SIMULATE_BUNDLES',
     flags: { serve: '--simulate-bundles' },
     doc:
-      'A bundle bound for a block engine is first simulated (`simulateBundle` on the first bundle or reads upstream that ' +
-      'simulates bundles: a Jito-Solana RPC node); one that would fail is refused at once (`-32090`, naming the failing ' +
-      'transaction, its error and logs) and nothing is sent. Without such an upstream, or when it cannot answer, bundles go ' +
-      'unsimulated. The embedded ledger executes bundles at once and reports a failure itself. `false`: never simulated first.',
+      'A bundle is first simulated (`simulateBundle` on the first bundle or reads upstream that simulates bundles: the ' +
+      'embedded ledger, a Jito-Solana RPC node); one that would fail is refused at once (`-32090`, naming the failing ' +
+      'transaction, its error and logs; outcome `simulation_failed`) and nothing is sent. Without such an upstream, or when ' +
+      'it cannot answer, bundles go unsimulated. `false`: never simulated first (a failing bundle is then sent and rejected).',
   }),
   duplicateTtlMs: integer({
     default: 120_000,

@@ -17,7 +17,7 @@ import { hotCount, hotSeries } from '../metrics/hot-series';
 import { fastPathRequestsTotal, REQUEST_DURATION_BUCKETS, requestDuration } from '../metrics/metrics';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { Reply } from '../web/json-rpc-envelope';
-import { parseJsonBody } from '../web/json-body';
+import { isUncompressed, parseJsonBody } from '../web/json-body';
 import { requestIdOf } from './request-id';
 
 /** What an answer needs of the request besides its body: its id, and its Idempotency-Key header as sent (unchecked). */
@@ -63,8 +63,7 @@ export function createFastPath({ authenticator, admitKey, bodyLimit, routes, fai
     const { headers } = request;
     const length = Number(headers['content-length']);
     if (!(length <= bodyLimit) || headers['transfer-encoding'] !== undefined || headers['content-type'] === undefined) return false;
-    const encoding = headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') return false;
+    if (!isUncompressed(headers['content-encoding'])) return false;
     const presented = headers['x-api-key'];
     const key = typeof presented === 'string' ? authenticator.authenticate(presented) : null;
     if (key === null) return false;

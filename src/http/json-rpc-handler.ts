@@ -17,6 +17,7 @@ import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, 
 import { landingReportOf } from './landing-report-method';
 import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
 import { REPLAYED_HEADERS } from './idempotency';
+import { readParamsProblem } from './read-params';
 import { simulateBundle } from './simulate-bundle';
 import type { SubmissionDesk } from './submission-desk';
 
@@ -123,6 +124,8 @@ export function createJsonRpcHandler({
             ),
           );
         }
+        const misfit = readParamsProblem(method, params);
+        if (misfit !== null) return refusalReply(id, slipwayError('INVALID_PARAMS', misfit));
         let answer: Awaited<ReturnType<typeof router.call>>;
         try {
           answer = await router.call(method, params);

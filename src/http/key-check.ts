@@ -22,23 +22,46 @@ export const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
 export function checkApiKey(authenticator: Authenticator, admission: Admission) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (request.routeOptions.url === undefined || OPERATOR_PATHS.has(request.routeOptions.url)) return;
-    const key =
-      request.headers['x-api-key'] ??
-      (JITO_PATHS.has(request.routeOptions.url) ? jitoCredential(request) : undefined) ??
-      (request.query as Record<string, string | string[] | undefined>)['api-key'];
-    const presented = Array.isArray(key) ? key[0] : key;
+    const presented = presentedKey(request);
     const record = authenticator.authenticate(presented);
     if (record === null) {
       const down = authenticator.unavailable();
       if (down !== null) return refuse(request, reply, slipwayError('STORE_UNAVAILABLE', down, { retryAfterMs: 1_000 }));
-      const message =
-        presented === undefined || presented === ''
-          ? 'missing API key: send it in the x-api-key header'
-          : 'invalid API key: it is unknown or has been revoked';
-      return refuse(request, reply, slipwayError('UNAUTHORIZED', message));
+      return refuse(request, reply, slipwayError('UNAUTHORIZED', whyRefused(request, presented)));
     }
     request.apiKey = record;
     const busy = admission.admitKey(record.id, reply.raw);
     if (busy !== null) return refuse(request, reply, busy);
   };
+}
+
+/**
+ * The key a request presents: the first non-empty of `x-api-key`, Jito's credential (on the
+ * Jito paths) and `?api-key=`. An empty header is no key, so a key in the query beside it is read.
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const sources = [
+    request.headers['x-api-key'],
+    JITO_PATHS.has(request.routeOptions.url!) ? jitoCredential(request) : undefined,
+    (request.query as Record<string, string | string[] | undefined>)['api-key'],
+  ];
+  for (const source of sources) {
+    const value = Array.isArray(source) ? source[0] : source;
+    if (value !== undefined && value !== '') return value;
+  }
+  return undefined;
+}
+
+/** Why no key was found for a request. */
+function whyRefused(request: FastifyRequest, presented: string | undefined): string {
+  if (presented === undefined) return 'missing API key: send it in the x-api-key header';
+  // node:http joins repeated headers ("k, k"): a header sent twice is refused as such, not as an unknown key.
+  if (timesSent(request.raw.rawHeaders, 'x-api-key') > 1) return 'x-api-key was sent more than once: send the x-api-key header once';
+  return 'invalid API key: it is unknown or has been revoked';
+}
+
+function timesSent(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
 }

@@ -1,8 +1,9 @@
 /**
  * `getLandingReport`, Slipway's own: how the calling key's submissions did over a period
- * (reports/landing-reports.ts), its own only. `params`: `[]` or `[{since}]`, `since` a
- * number of seconds or a duration (`"15m"`, `"24h"`, `"7d"`; default 24 hours, at most 7
- * days). Anything else is refused as invalid params, saying what is expected.
+ * (reports/landing-reports.ts), its own only. `params`: `[]` or `[{since}]` (`[null]` reads
+ * as `[]`, as an optional argument does on Agave), `since` a number of seconds or a duration
+ * (`"15m"`, `"24h"`, `"7d"`; default 24 hours, at most 7 days). Anything else is refused as
+ * invalid params, saying what is expected.
  */
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import { DEFAULT_PERIOD_MS, parsePeriod, type LandingReport, type LandingReports } from '../reports/landing-reports';

@@ -13,6 +13,7 @@ import type { Admission } from './admission';
 import { ONLY_WEBSOCKET_UPGRADES } from './foreign-upgrade';
 import { writeAnswer } from './fast-path';
 import type { LeanLane } from './lean-lane';
+import { answerProtocolRefusal, protocolRefusal, refuseExpectation } from './protocol-refusals';
 import { answerAndClose } from './raw-answer';
 import { refusal } from './refusal-replies';
 import { assignRequestId } from './request-id';
@@ -52,10 +53,14 @@ export function nodeServerFactory(options: NodeListenerOptions) {
         headersTimeout: options.headersTimeoutMs,
         requestTimeout: options.requestTimeoutMs,
         connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+        // A request without Host is refused in protocol-refusals.ts, in Slipway's shape, not node:http's bare 400.
+        requireHostHeader: false,
         ...ONLY_WEBSOCKET_UPGRADES,
       },
       (request, response) => {
         assignRequestId(request, response);
+        const unserved = protocolRefusal(request);
+        if (unserved !== null) return answerProtocolRefusal(response, unserved);
         const refused = admission.admit(request, response);
         if (refused !== null) return answerAtOnce(request, response, refused.error, refused.closeConnection);
         const fast = options.fastPath();
@@ -80,6 +85,10 @@ export function nodeServerFactory(options: NodeListenerOptions) {
       toHttp(socket);
     });
     httpAgainFor.set(server, toHttp);
+    server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+      assignRequestId(request, response);
+      refuseExpectation(request, response);
+    });
     // CONNECT asks for a tunnel: Node hands its socket over and, with no listener, drops it unanswered.
     server.on('connect', (_request: IncomingMessage, socket: Socket) => {
       answerRaw(socket, 405, 'CONNECT is not served: Slipway is not a proxy');

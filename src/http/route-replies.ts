@@ -4,6 +4,7 @@
  * `uuid` credential).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { quote } from '../errors/client-text';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
 import type { Reply } from '../web/json-rpc-envelope';
 import type { RequestMeta } from './fast-path';
@@ -33,5 +34,8 @@ export function parseAntiMev(request: FastifyRequest): boolean | SlipwayError {
   const value = (request.query as Record<string, unknown>).anti_mev;
   if (value === undefined || value === '0' || value === 'false') return false;
   if (value === '1' || value === 'true') return true;
-  return slipwayError('INVALID_PARAMS', 'the anti_mev query parameter must be 1 (protection on) or 0 (off)');
+  return slipwayError(
+    'INVALID_PARAMS',
+    `the anti_mev query parameter must be 1 or true (protection on), or 0 or false (off); got ${quote(value)}`,
+  );
 }

@@ -5,6 +5,7 @@
  * signatures are the simulator's to check, as Jito-Solana reports a bad one in the summary),
  * then simulated where the router finds a simulator; the answer is the simulator's.
  */
+import { quote } from '../errors/client-text';
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import type { Router } from '../pipeline/router';
 import type { ApiKeyRecord } from '../stores/key-store';
@@ -20,11 +21,14 @@ export async function simulateBundle(router: Router, params: readonly unknown[],
         `API key ${key.id} may not call simulateBundle: bundles are enabled per key (bin/slipway keys set ${key.id} --bundle on)`,
       ),
     );
+  const misfit = shapeProblem(params);
+  if (misfit !== null) return fail(slipwayError('INVALID_PARAMS', misfit));
   const request = parseBundleSimulationRequest(params);
   if (typeof request === 'string') return fail(slipwayError('INVALID_PARAMS', request));
   const signatures: string[] = [];
   for (const [index, encoded] of request.encodedTransactions.entries()) {
-    const checked = validateTransaction(encoded, `transaction ${index}`, undefined, {
+    // Counted from 1, as sendBundle counts its transactions.
+    const checked = validateTransaction(encoded, `transaction ${index + 1} (params[0].encodedTransactions[${index}])`, undefined, {
       encoding: request.encoding,
       verifySignatures: false,
     });
@@ -42,4 +46,28 @@ export async function simulateBundle(router: Router, params: readonly unknown[],
       ),
     );
   return ok(answer);
+}
+
+/** Jito-Solana's RpcSimulateBundleConfig fields (camelCase), and the request object's one. */
+const CONFIG_FIELDS = new Set([
+  'preExecutionAccountsConfigs',
+  'postExecutionAccountsConfigs',
+  'transactionEncoding',
+  'simulationBank',
+  'skipSigVerify',
+  'replaceRecentBlockhash',
+]);
+const REQUEST_FIELDS = new Set(['encodedTransactions']);
+
+/** Too many params, or a field neither object knows (a misspelt one would be ignored, silently): why, or null. */
+function shapeProblem(params: readonly unknown[]): string | null {
+  if (params.length > 2) return `simulateBundle takes at most 2 params [{"encodedTransactions": [...]}, config?]; got ${params.length}`;
+  const [request, config] = params;
+  const unknownIn = (value: unknown, known: Set<string>) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).find((name) => !known.has(name)) : undefined;
+  const inRequest = unknownIn(request, REQUEST_FIELDS);
+  if (inRequest !== undefined) return `params[0] has an unknown field ${quote(inRequest)}: it takes encodedTransactions only`;
+  const inConfig = unknownIn(config, CONFIG_FIELDS);
+  if (inConfig !== undefined) return `params[1] has an unknown field ${quote(inConfig)}: it takes ${[...CONFIG_FIELDS].join(', ')}`;
+  return null;
 }

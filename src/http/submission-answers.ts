@@ -5,12 +5,13 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { slipwayError } from '../errors/error-catalogue';
+import { ok, slipwayError } from '../errors/error-catalogue';
 import { checkJsonBody } from '../web/json-body';
+import type { JsonRpcId } from '../web/json-rpc-envelope';
 import { createIdempotency, parseIdempotencyKey, REPLAYED_HEADERS, type IdempotencyOptions } from './idempotency';
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
-import { refusal } from './refusal-replies';
+import { refusal, refusalReply } from './refusal-replies';
 import { createSubmissionDesk, type SubmissionDeskOptions, type SubmissionOutcome } from './submission-desk';
 
 export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> &
@@ -39,9 +40,11 @@ export function createSubmissionAnswers(
     answerRpc: async (body, key, antiMev, { requestId, idempotencyKey: header }) => {
       const unreadable = checkJsonBody(body);
       if (unreadable !== null) return refusal('/', unreadable);
-      if (typeof antiMev !== 'boolean') return refusal('/', antiMev);
-      const idempotencyKey = parseIdempotencyKey(header);
-      if (!idempotencyKey.ok) return refusal('/', idempotencyKey.error);
+      // The body was read: a refusal of the whole request carries its id, as the method's own would.
+      if (typeof antiMev !== 'boolean') return refusalReply(idOf(body), antiMev);
+      // Reads ignore the header; a submission (or a batch, which may hold one) needs it well formed.
+      const idempotencyKey = isRead(body) ? ok(undefined) : parseIdempotencyKey(header);
+      if (!idempotencyKey.ok) return refusalReply(idOf(body), idempotencyKey.error);
       if (idempotencyKey.value !== undefined && Array.isArray(body)) {
         return refusal(
           '/',
@@ -71,4 +74,21 @@ export function createSubmissionAnswers(
       return 'replayed' in submitted && submitted.replayed === true ? { ...answer, headers: REPLAYED_HEADERS } : answer;
     },
   };
+}
+
+/** Methods that submit (an Idempotency-Key applies to them); every other method reads. */
+const SUBMISSIONS = new Set(['sendTransaction', 'sendBundle']);
+
+/** Whether the body is one JSON-RPC request of a method that reads. */
+function isRead(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const { method } = body as { method?: unknown };
+  return typeof method === 'string' && !SUBMISSIONS.has(method);
+}
+
+/** The id of a single request's body, when it is one an answer can carry; null otherwise (a batch, no id). */
+function idOf(body: unknown): JsonRpcId {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { id } = body as { id?: unknown };
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }

@@ -130,8 +130,9 @@ export function createSubmissionDesk({
       return outcome === 'replayed' ? { ...ok(result.value.value), replayed: true } : ok(result.value.value);
     }
     const { error } = result;
-    const outcome = error.kind === 'BUNDLE_REJECTED' ? 'rejected' : 'refused';
     const reasonCode = refusalReason(error);
+    // Rejected: sent and refused by its route; a bundle refused on its simulation was never sent.
+    const outcome = reasonCode === 'engine_rejected' ? 'rejected' : 'refused';
     countSubmission(operation, outcome);
     countOutcomeReason(reasonCode);
     logSubmission?.({ ...lineOf(request, operation), outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });

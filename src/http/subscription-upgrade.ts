@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Authenticator } from '../auth/authenticator';
+import { quote } from '../errors/client-text';
 import type { SlipwayError } from '../errors/error-catalogue';
 import type { Admission } from './admission';
 import { answerAndClose } from './raw-answer';
@@ -40,7 +41,7 @@ export function checkUpgrade(
     return rejectUpgrade(socket, 400, 'a WebSocket handshake needs a Sec-WebSocket-Key header: 16 random bytes in Base64');
   const version = request.headers['sec-websocket-version'];
   if (version !== '13' && version !== '8')
-    return rejectUpgrade(socket, 400, `Sec-WebSocket-Version must be 13 (got ${JSON.stringify(version ?? null)})`);
+    return rejectUpgrade(socket, 400, `Sec-WebSocket-Version must be 13 (got ${quote(version ?? null)})`);
   const refused = admission.admitUpgrade(request);
   if (refused !== null) return rejectUpgrade(socket, refused.status, refused.error);
   let query: URLSearchParams;

@@ -1,13 +1,14 @@
 /**
- * A bundle simulated before it is sent to a block engine (the `simulateBundles` setting):
- * one that would fail is refused at once, naming the failing transaction, its error and its
- * logs, instead of being sent to fail where nobody says why. A transaction already processed
- * is no reason to refuse: the engine answers a resent landed bundle with its ID. Skipped when every upstream of
- * the route executes bundles at once and says so itself (the embedded ledger), and when no
- * upstream simulates bundles or the simulation cannot be had (the bundle then goes unsimulated,
- * as before this check existed: a simulator being down must not stop bundles).
+ * A bundle simulated before it is sent (the `simulateBundles` setting), to a block engine or
+ * the embedded ledger alike: one that would fail is refused at once, naming the failing
+ * transaction, its error and its logs, instead of being sent to fail where nobody says why.
+ * Every route then refuses a failing bundle the same way (`simulation_failed`, counted as a
+ * refusal, nothing journaled); a bundle that passes its simulation and still fails when
+ * executed is the route's rejection (`engine_rejected`). A transaction already processed is
+ * no reason to refuse: the engine answers a resent landed bundle with its ID. Skipped when no
+ * upstream simulates bundles or the simulation cannot be had (the bundle then goes
+ * unsimulated: a simulator being down must not stop bundles).
  */
-import type { Upstream } from '../upstreams/upstream';
 import { bundleSimulationParams } from '../validation/bundle-simulation-request';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { Router } from './router';
@@ -25,12 +26,7 @@ interface SimulateBundleValue {
 }
 
 /** What the simulation says fails, or null when it succeeds or cannot be had. */
-export async function failureBeforeSending(
-  router: Router,
-  route: readonly Upstream[],
-  txs: readonly ValidatedTransaction[],
-): Promise<SimulatedFailure | null> {
-  if (route.every((upstream) => upstream.kind === 'embedded')) return null;
+export async function failureBeforeSending(router: Router, txs: readonly ValidatedTransaction[]): Promise<SimulatedFailure | null> {
   const params = bundleSimulationParams({
     encodedTransactions: txs.map((tx) => tx.wire.bytes.toString('base64')),
     encoding: 'base64',

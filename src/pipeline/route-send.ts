@@ -59,11 +59,16 @@ export function stateAfter(outcome: RouteOutcome): JournalState {
   if (outcome.accepted === 0)
     return { state: 'rejected', reason: outcomeReason('upstream_unreachable', `no upstream took it: ${outcome.failures.join('; ')}`) };
   if (outcome.dropped !== null) {
-    const expired = /blockhash not found/i.test(outcome.dropped);
-    return {
-      state: expired ? 'expired' : 'rejected',
-      reason: outcomeReason(expired ? 'blockhash_expired' : 'dropped_by_network', `the network dropped it: ${outcome.dropped}`),
-    };
+    // The network knows no such blockhash: it expired (or was never the cluster's); the words say so, as the code does.
+    if (/blockhash not found/i.test(outcome.dropped))
+      return {
+        state: 'expired',
+        reason: outcomeReason(
+          'blockhash_expired',
+          `its blockhash expired before it landed (the network answered: ${outcome.dropped}); sign it again with a new blockhash`,
+        ),
+      };
+    return { state: 'rejected', reason: outcomeReason('dropped_by_network', `the network dropped it: ${outcome.dropped}`) };
   }
   return { state: 'forwarded' };
 }

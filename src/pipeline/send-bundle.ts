@@ -25,7 +25,7 @@ export interface BundleDependencies {
   readonly recorder: SubmissionRecorder;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
-  /** Whether a bundle for a block engine is simulated first, and refused if it would fail (bundle-simulation-check.ts). */
+  /** Whether a bundle is simulated first, and refused if it would fail (bundle-simulation-check.ts). */
   readonly simulateFirst: boolean;
 }
 
@@ -50,7 +50,7 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
       }
       if (refusal !== null) return fail(slipwayError('BUNDLE_NOT_ADMITTED', `${upstream.name} does not take this bundle: ${refusal}`));
     }
-    const simulated = simulateFirst ? await failureBeforeSending(router, route.value, txs) : null;
+    const simulated = simulateFirst ? await failureBeforeSending(router, txs) : null;
     if (simulated !== null) return fail(bundleRejection(bundleId, signatures, simulated, 'simulated'));
     const claimId = `bundle:${bundleId}`;
     const claimed = await claims.claim([claimId]);

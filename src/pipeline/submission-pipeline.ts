@@ -75,7 +75,7 @@ export interface PipelineDependencies {
   readonly tracker: SubmissionTracker;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
-  /** Whether bundles for block engines are simulated before they are sent (the simulateBundles setting). */
+  /** Whether bundles are simulated before they are sent (the simulateBundles setting). */
   readonly simulateBundles: boolean;
   /** The journal's last sequence number when the pipeline starts. */
   readonly initialSeq: number;

@@ -16,11 +16,25 @@ export const MAX_JSON_DEPTH = 32;
 
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
-    const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') return done(null, COMPRESSED);
-    done(null, parseJsonBody(body as string));
+  // Fastify refuses a Content-Type it cannot read as a media type (`foo`, no slash) with a
+  // 415 of its own before any parser runs, where the fast path reads the body whatever the
+  // header says. One rule everywhere: the header is set aside, so every body reaches the
+  // catch-all parser below (and its size limit) as it does on the fast path.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.raw.headers['content-type'] !== undefined) delete request.raw.headers['content-type'];
+    done();
   });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    done(null, isUncompressed(request.headers['content-encoding']) ? parseJsonBody(body as string) : COMPRESSED);
+  });
+}
+
+/**
+ * Whether a Content-Encoding header leaves the body as sent: none, or `identity` in any case
+ * (content codings are case-insensitive, RFC 9110 §8.4.1).
+ */
+export function isUncompressed(encoding: string | string[] | undefined): boolean {
+  return encoding === undefined || encoding === 'identity' || (typeof encoding === 'string' && encoding.toLowerCase() === 'identity');
 }
 
 /** An uncompressed body's text as JSON: undefined when empty, a marker `checkJsonBody` refuses when not JSON. */

@@ -46,6 +46,19 @@ export function errorReply(id: JsonRpcId, error: SlipwayError): Reply {
   return headers === undefined ? reply : { ...reply, headers };
 }
 
+/**
+ * Why a numeric id would not come back as sent, or null: JSON.parse reads `1e999` as
+ * Infinity (written back as null) and integers past 2^53 rounded. Such an id is refused,
+ * naming it, rather than answered under another id the client cannot match.
+ */
+function whyIdCannotReturn(id: number): string | null {
+  if (!Number.isFinite(id))
+    return 'Invalid Request: the id is a number too large for JSON to carry back (it reads as infinity): send a smaller number or a string';
+  if (Number.isInteger(id) && !Number.isSafeInteger(id))
+    return `Invalid Request: the id ${clip(String(id))} is an integer past 2^53, which JSON does not carry back exactly: send it as a string`;
+  return null;
+}
+
 /** Method names from clients end up in messages; keep them short. */
 export const describeMethod = (method: string) => clip(method);
 
@@ -80,6 +93,8 @@ export function createJsonRpcEndpoint<C>(
         body: errorResponse(null, slipwayError('INVALID_REQUEST', 'Invalid Request: id must be a number, a string or null')),
       };
     }
+    const unanswerable = typeof id === 'number' ? whyIdCannotReturn(id) : null;
+    if (unanswerable !== null) return { status: 200, body: errorResponse(null, slipwayError('INVALID_REQUEST', unanswerable)) };
     const rid = (id ?? null) as JsonRpcId;
     if (r.jsonrpc !== '2.0')
       return { status: 200, body: errorResponse(rid, slipwayError('INVALID_REQUEST', 'Invalid Request: jsonrpc must be "2.0"')) };

@@ -52,9 +52,9 @@ export function classifyJson(status: number, body: unknown): string {
   return `${status} ${typeof body}`;
 }
 
-/** A 503 that says when to come back is load shedding, allowed; any other 5xx is a failure. */
+/** A 503 that says when to come back is load shedding, and a 505 refuses an HTTP version (HTTP/2.0, HTTP/0.9): both allowed; any other 5xx is a failure. */
 export const isShed = (status: number, retryAfter: string | undefined) =>
-  status === 503 && retryAfter !== undefined && /^\d+$/.test(retryAfter);
+  status === 505 || (status === 503 && retryAfter !== undefined && /^\d+$/.test(retryAfter));
 
 /** Counts one more of `name`. */
 export function count(classes: Map<string, number>, name: string): void {

@@ -27,7 +27,8 @@ describe('key holders', () => {
   let other: string;
 
   before(async () => {
-    gw = await startTestGateway({ slotMs: 50 });
+    // Bundles unsimulated: a failing one is executed and rejected, and its reason kept with it.
+    gw = await startTestGateway({ slotMs: 50, simulateBundles: 'false' });
     connection = connect(gw.url, gw.key);
     other = await createKey(gw.dataDir, 'other', true);
     await waitForKey(gw.url, other);

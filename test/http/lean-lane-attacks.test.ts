@@ -160,7 +160,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
     assert.deepEqual(await differencesOf(variants), []);
   });
 
-  it('a Content-Encoding other than one lower-case identity is refused as node:http refuses it (compressed bodies)', async () => {
+  it('a Content-Encoding other than one lower-case identity (capitals: served; twice: refused as compressed) is left to node:http, which answers the same', async () => {
     const body = rpc(3);
     const variants = [
       request('/', gw.key, body, ['Content-Encoding: IDENTITY']),

@@ -19,6 +19,12 @@ describe('outcome reasons', () => {
   const signatureOf = (base64: string) => bs58.encode(Buffer.from(base64, 'base64').subarray(1, 65));
   const send = (tx: string, skipPreflight = false) =>
     rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [tx, { encoding: 'base64', skipPreflight }]);
+  /** How many sendBundle submissions /metrics counts with this outcome. */
+  const bundlesCounted = async (outcome: string) => {
+    const text = await (await fetch(`${ctx.gw.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`slipway_submissions_total{operation="sendBundle",outcome="${outcome}"}`));
+    return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
   const statusOf = async (id: string) => (await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[id]])).body.result.value[0];
 
   it('a refusal at the edge: invalid_request; on its preflight: simulation_failed', async () => {
@@ -59,13 +65,38 @@ describe('outcome reasons', () => {
     const signature = (await send(tx.serialize().toString('base64'), true)).body.result as string;
     const status = await statusOf(signature);
     assert.deepEqual([status.state, status.reasonCode], ['expired', 'blockhash_expired'], JSON.stringify(status));
+    // The words say what the code says: the blockhash expired, and what to do.
+    assert.equal(
+      status.reason,
+      'its blockhash expired before it landed (the network answered: Blockhash not found); sign it again with a new blockhash',
+    );
   });
 
-  it('a bundle rejected whole: engine_rejected in getSubmissionStatuses and getInflightBundleStatuses', async () => {
+  it('a bundle failing its simulation: simulation_failed, refused, never sent', async () => {
     const good = await transferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey, 1_000_000);
     const bad = await failingTransferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey);
+    const [refusedBefore, rejectedBefore] = [await bundlesCounted('refused'), await bundlesCounted('rejected')];
     const answer = await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[good, bad], { encoding: 'base64' }]);
     assert.equal(answer.body.error.code, -32090);
+    assert.equal(answer.body.error.data.simulated, true);
+    assert.deepEqual([await bundlesCounted('refused'), await bundlesCounted('rejected')], [refusedBefore + 1, rejectedBefore]);
+    const status = await statusOf(signatureOf(good));
+    assert.deepEqual([status.kind, status.state, status.reasonCode], ['refused', 'rejected', 'simulation_failed'], JSON.stringify(status));
+    const inflight = (await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[answer.body.error.data.bundleId]])).body.result;
+    assert.equal(inflight.value[0].status, 'Invalid');
+  });
+
+  it('a bundle rejected whole when executed: engine_rejected in getSubmissionStatuses and getInflightBundleStatuses', async () => {
+    // A member that already landed passes the simulation (a resend is no reason to refuse) and fails when executed.
+    const landed = await transferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey, 1_000_000);
+    const signature = (await send(landed)).body.result as string;
+    assert.equal(typeof signature, 'string');
+    const fresh = await transferTx(ctx.connection, ctx.payer, Keypair.generate().publicKey, 2_000_000);
+    const rejectedBefore = await bundlesCounted('rejected');
+    const answer = await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[fresh, landed], { encoding: 'base64' }]);
+    assert.equal(answer.body.error.code, -32090);
+    assert.equal(answer.body.error.data.simulated, undefined);
+    assert.equal(await bundlesCounted('rejected'), rejectedBefore + 1);
     const bundleId = answer.body.error.data.bundleId as string;
     const status = await statusOf(bundleId);
     assert.deepEqual([status.kind, status.state, status.reasonCode], ['bundle', 'rejected', 'engine_rejected'], JSON.stringify(status));

@@ -54,4 +54,37 @@ describe('reads answered from the embedded ledger, in Solana shapes (through web
     assert.deepEqual(await row(protectedOne.body.result), { kind: 'transaction', antiMev: false });
     assert.deepEqual(await row(batch.body.signatures[0]), { kind: 'batch', antiMev: true });
   });
+
+  it('refuses params that do not fit a read method (too many, a config that is not an object, a missing argument) with -32602 naming the parameter, on every route', async () => {
+    const address = Keypair.generate().publicKey.toBase58();
+    const cases: [string, unknown[], string][] = [
+      ['getBalance', [address, 1], "Invalid params: getBalance's params[1] (config) must be a configuration object; got 1"],
+      ['getAccountInfo', [address, 'x'], 'Invalid params: getAccountInfo\'s params[1] (config) must be a configuration object; got "x"'],
+      ['getBalance', [], 'Invalid params: getBalance needs params[0] (pubkey): it takes [pubkey, config?]'],
+      ['getSlot', new Array(20_000).fill(0), 'Invalid params: getSlot takes at most 1 params [config?]; got 20000'],
+      ['getHealth', [1], 'Invalid params: getHealth takes no params; got 1'],
+      [
+        'getMultipleAccounts',
+        [[address, 7]],
+        'Invalid params: getMultipleAccounts\'s params[0] (pubkeys) must be an array of strings; got ["' + address + '",7]',
+      ],
+      [
+        'getMinimumBalanceForRentExemption',
+        [-1],
+        "Invalid params: getMinimumBalanceForRentExemption's params[0] (data length) must be a non-negative integer; got -1",
+      ],
+    ];
+    for (const [method, params, message] of cases) {
+      const answer = await rpc(ctx.gw.url, ctx.gw.key, method, params, 4);
+      assert.deepEqual(answer.body, { jsonrpc: '2.0', error: { code: -32602, message }, id: 4 }, method);
+    }
+    // What Agave takes: a missing or null config, and getTransaction's encoding given as a string.
+    assert.equal(typeof (await rpc(ctx.gw.url, ctx.gw.key, 'getSlot', [null])).body.result, 'number');
+    assert.equal((await rpc(ctx.gw.url, ctx.gw.key, 'getBalance', [address, null])).body.result.value, 0);
+    const found = await rpc(ctx.gw.url, ctx.gw.key, 'getTransaction', [
+      '1111111111111111111111111111111111111111111111111111111111111111',
+      'json',
+    ]);
+    assert.equal(found.body.error, undefined, JSON.stringify(found.body));
+  });
 });

@@ -23,8 +23,7 @@ const sendBundle = (txs: unknown, key = ctx.gw.key, config: unknown = { encoding
 async function rejectionOf(answer: {
   body: { result?: string; error?: { code: number; message: string; data: { bundleId: string } } };
 }): Promise<{ bundleId: string; reason: string }> {
-  // Refused at once: executed by the embedded ledger, or (in front of a block engine) found
-  // failing by its simulation before it was sent.
+  // Rejected at once: executed by the embedded ledger.
   if (TOPOLOGY === 'single' || answer.body.error !== undefined) {
     assert.equal(answer.body.error!.code, -32090);
     return { bundleId: answer.body.error!.data.bundleId, reason: answer.body.error!.message };
@@ -36,6 +35,11 @@ async function rejectionOf(answer: {
   );
   return { bundleId, reason: failed.err! };
 }
+/** The all-permissions key's landing report (getLandingReport), as far as these tests read it. */
+const landingReport = async (): Promise<{
+  transactions: { submitted: number; rejected: number };
+  refused: { byReason: Record<string, number> };
+}> => (await rpc(ctx.gw.url, ctx.gw.key, 'getLandingReport', [])).body.result;
 const firstSignature = (tx: string) => bs58.encode(Transaction.from(Buffer.from(tx, 'base64')).signature!);
 /** Jito's derivation, written out independently of Slipway's code. */
 const expectedBundleId = (txs: string[]) => crypto.createHash('sha256').update(txs.map(firstSignature).join(',')).digest('hex');
@@ -69,11 +73,12 @@ describe('sendBundle', () => {
     assert.equal(inflight.body.result.value[1].status, 'Invalid');
   });
 
-  it('rejects a bundle whose last transaction fails: no effect remains, and each member can be sent again', async () => {
+  it('refuses a bundle whose last transaction fails on its simulation, on every route alike: simulation_failed, counted as refused, nothing sent', async () => {
     const alice = await fundedKeypair(ctx.connection);
     const carol = await fundedKeypair(ctx.connection, 1);
     const bob = Keypair.generate();
     const aliceBefore = await balanceOf(ctx.connection, alice.publicKey);
+    const reportBefore = await landingReport();
     const txs = [
       await transferTx(ctx.connection, alice, bob.publicKey, 1_000_000),
       await transferTx(ctx.connection, alice, bob.publicKey, 2_000_000),
@@ -81,24 +86,29 @@ describe('sendBundle', () => {
     ];
     const answer = await sendBundle(txs);
     assert.equal(answer.status, 200);
-    const rejection = await rejectionOf(answer);
-    assert.match(rejection.reason, /transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1/);
-    assert.equal(rejection.bundleId, expectedBundleId(txs));
-    if (TOPOLOGY === 'single') {
-      assert.match(
-        answer.body.error.message,
-        /^Bundle rejected: transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1; none of the bundle's transactions was processed$/,
-      );
-      assert.equal(answer.body.error.data.failedTransactionIndex, 2);
-    }
+    assert.equal(answer.body.error.code, -32090, JSON.stringify(answer.body));
+    assert.match(
+      answer.body.error.message,
+      /^Bundle refused before sending: in its simulation, transaction 3 of 3 \(\w+\) failed: Error processing Instruction 0: custom program error: 0x1; nothing was sent$/,
+    );
+    assert.equal(answer.body.error.data.bundleId, expectedBundleId(txs));
+    assert.equal(answer.body.error.data.failedTransactionIndex, 2);
+    assert.equal(answer.body.error.data.simulated, true);
     assert.equal(await balanceOf(ctx.connection, bob.publicKey), 0);
     assert.equal(await balanceOf(ctx.connection, alice.publicKey), aliceBefore, 'not even a fee');
     assert.equal(await balanceOf(ctx.connection, carol.publicKey), LAMPORTS_PER_SOL, 'the failing member paid no fee');
     const { value } = await ctx.connection.getSignatureStatuses(txs.map(firstSignature));
     assert.deepEqual(value, [null, null, null], 'none appears as processed');
-    const inflight = await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[rejection.bundleId]]);
-    // Refused on its simulation, it was never sent: the engine and the journal know nothing of it.
-    assert.equal(inflight.body.result.value[0].status, TOPOLOGY === 'single' ? 'Failed' : 'Invalid');
+    // Never sent: the route and the journal know nothing of it; the refusals do, by its members' signatures.
+    const inflight = await rpc(ctx.gw.url, ctx.gw.key, 'getInflightBundleStatuses', [[answer.body.error.data.bundleId]]);
+    assert.equal(inflight.body.result.value[0].status, 'Invalid');
+    const status = (await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[firstSignature(txs[0]!)]])).body.result.value[0];
+    assert.deepEqual([status.kind, status.state, status.reasonCode], ['refused', 'rejected', 'simulation_failed'], JSON.stringify(status));
+    // The landing report: three transactions refused on their simulation, none sent and rejected.
+    const refusedBefore = reportBefore.refused.byReason.simulation_failed ?? 0;
+    const reportAfter = await until(landingReport, (r) => (r.refused.byReason.simulation_failed ?? 0) === refusedBefore + 3, 5_000);
+    assert.equal(reportAfter.transactions.rejected, reportBefore.transactions.rejected);
+    assert.equal(reportAfter.transactions.submitted, reportBefore.transactions.submitted);
 
     // Rejected means not processed: the first member alone, then the first two as a bundle.
     const alone = await rpc(ctx.gw.url, ctx.gw.key, 'sendTransaction', [txs[0], { encoding: 'base64' }]);

@@ -76,7 +76,14 @@ describe('simulateBundle through the gateway', () => {
     const cases: [unknown[], RegExp][] = [
       [[{ encodedTransactions: 'x' }], /non-empty array of transactions/],
       [[{ encodedTransactions: [tx, tx] }], /contains transaction \w+ twice/],
-      [[{ encodedTransactions: [tx.slice(0, 40)] }], /transaction 0/],
+      // Counted from 1, as sendBundle counts.
+      [[{ encodedTransactions: [tx, tx.slice(0, 40)] }], /^transaction 2 \(params\[0\]\.encodedTransactions\[1\]\)/],
+      [[{ encodedTransactions: [tx] }, {}, {}], /^simulateBundle takes at most 2 params .*; got 3$/],
+      [[{ encodedTransactions: [tx], extra: 1 }], /^params\[0\] has an unknown field "extra": it takes encodedTransactions only$/],
+      [
+        [{ encodedTransactions: [tx] }, { skipSigVerfy: true }],
+        /^params\[1\] has an unknown field "skipSigVerfy": it takes preExecutionAccountsConfigs, /,
+      ],
       [[{ encodedTransactions: [tx] }, { preExecutionAccountsConfigs: [{ addresses: [1] }] }], /addresses\[0\] is not a base58 address/],
     ];
     for (const [params, message] of cases) {
