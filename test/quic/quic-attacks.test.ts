@@ -609,6 +609,30 @@ describe('QUIC attacks on the client', () => {
     assert.ok(pair.client.spaces.application.sendKeys !== original, 'still sealing with the first 1-RTT key');
   });
 
+  it('found and fixed — retry-token-too-long: a Retry whose token leaves no room in an Initial closes the connection at once, saying so (RFC 9000 §17.2.5.2)', () => {
+    // The client must send the token in every Initial after a Retry; with a 1,170-byte token
+    // no 1,200-byte Initial has room for the ClientHello, so the client kept it, sent nothing
+    // and waited for its idle time-out (30 s by default) before reporting "idle".
+    const fresh = freshClient();
+    const retry = retryWithoutTag(fresh.clientScid, randomBytes(8), randomBytes(1_170));
+    fresh.client.receive(Buffer.concat([retry, retryIntegrityTag(fresh.originalDcid, retry)]), fresh.clock.now);
+    fresh.collect();
+    const close = closeOf(fresh.events);
+    assert.ok(close !== undefined, 'the client is still waiting');
+    assert.equal(close.by, 'peer');
+    assert.match(close.reason, /Retry token of 1170 bytes leaves no room for the ClientHello in a 1200-byte Initial/);
+    assert.equal(fresh.client.poll(fresh.clock.now), null);
+    // A long token that does leave room is followed: the next Initial carries it.
+    const roomy = freshClient();
+    const token = randomBytes(1_000);
+    const fits = retryWithoutTag(roomy.clientScid, randomBytes(8), token);
+    roomy.client.receive(Buffer.concat([fits, retryIntegrityTag(roomy.originalDcid, fits)]), roomy.clock.now);
+    roomy.collect();
+    assert.equal(closeOf(roomy.events), undefined);
+    const next = splitDatagram(roomy.client.poll(roomy.clock.now)!, 8)[0];
+    assert.ok(next?.type === 'initial' && next.token.equals(token));
+  });
+
   it('found and fixed — version-negotiation-after-retry: a Version Negotiation packet after a Retry is discarded (RFC 9000 §6.2 MUST)', () => {
     const fresh = freshClient();
     const retryScid = randomBytes(8);
