@@ -32,6 +32,8 @@ export interface ServerMachineOptions {
     identity: Buffer | undefined;
     remote: string;
     state: 'established' | 'closed';
+    /** Who closed it (see ConnectionEvent): a code the peer sent is its own, not ours. */
+    by?: 'local' | 'peer' | 'idle' | 'reset';
     code?: number;
     reason?: string;
   }) => void;
@@ -194,6 +196,7 @@ export class ServerEndpointMachine implements EndpointMachine {
         identity: connection.peerIdentity,
         remote: where,
         state: 'closed',
+        by: event.by,
         code: event.code,
         reason: event.reason,
       });
