@@ -29,7 +29,7 @@ function main(): number {
   if (only !== undefined && !(Number.isInteger(only) && only >= 0))
     throw new Error(`--case must be a whole number of 0 or more, not ${values.case}`);
   process.stdout.write(
-    `fuzz:quic: seed ${seed}, ${only === undefined ? `${seconds} s` : `case ${only} only`} (replay with: npm run fuzz:quic -- --seed ${seed} --seconds ${seconds})\n`,
+    `fuzz:quic: seed ${seed}, ${only === undefined ? `${seconds} s` : `case ${only} only`} (replay with: npm run fuzz:quic -- --seed ${seed} ${only === undefined ? `--seconds ${seconds}` : `--case ${only}`})\n`,
   );
   const started = performance.now();
   const report = runQuicFuzz({

@@ -198,8 +198,9 @@ export function frameCase(random: FuzzRandom): number {
     if (keys === null || to.connection.isClosed) continue;
     const phase = (from.connection as unknown as { keyPhases: { phase: 0 | 1 } }).keyPhases.phase;
     const packetNumber = from.connection.spaces.application.nextPacketNumber++;
+    const payload = randomFrames(random);
     try {
-      deliver(to, sealShort(keys, to.connection.scid, packetNumber, randomFrames(random), phase), clock, track);
+      deliver(to, sealShort(keys, to.connection.scid, packetNumber, payload, phase), clock, track);
       inputs++;
       if (random.chance(0.5)) pump(sides, clock, track);
       if (random.chance(0.2)) {
@@ -215,7 +216,9 @@ export function frameCase(random: FuzzRandom): number {
         for (const side of sides) guarded(`the ${side.name} connection's onTimeout`, undefined, () => side.connection.onTimeout(clock.now));
       }
     } catch (error) {
-      if (error instanceof FuzzFailure && error.input === undefined) throw new FuzzFailure(error.problem, last);
+      // The input is the packet as sealed; its frames in clear are what a reader wants.
+      if (error instanceof FuzzFailure)
+        throw new FuzzFailure(`${error.problem} (the last packet's frames, in clear: ${payload.toString('hex')})`, error.input ?? last);
       throw error;
     }
   }
