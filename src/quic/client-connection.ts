@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { QuicConnection, MAX_ACK_DELAY_MS, type ConnectionSettings } from './connection';
 import type { Frame } from './frames';
-import type { Assembled } from './packet-assembly';
+import { initialCryptoRoom, type Assembled } from './packet-assembly';
 import { initialSecrets, PacketKeys, retryIntegrityTag } from './packet-protection';
 import { CONNECTION_ID_LIMIT } from './peer-connection-ids';
 import type { ParsedPacket } from './packets';
@@ -101,6 +101,18 @@ export class QuicClientConnection<T> extends QuicConnection<T> {
       return;
     const tag = retryIntegrityTag(this.originalDcid, parsed.packet.subarray(0, parsed.packet.length - 16));
     if (!tag.equals(parsed.packet.subarray(parsed.packet.length - 16))) return;
+    // Every Initial from now on must carry the token (RFC 9000 §17.2.5.2): one too long for an
+    // Initial would leave us sending nothing until the idle time-out. The server's Retry ends
+    // the connection, so it is closed as by the server: a sender backs off from it as from a refusal.
+    if (initialCryptoRoom(parsed.scid, this.scid, parsed.token, this.maxDatagram) === 0)
+      return this.finish(
+        'peer',
+        TRANSPORT_ERROR.CONNECTION_REFUSED,
+        false,
+        `the server's Retry token of ${parsed.token.length} bytes leaves no room for the ClientHello in a ${this.maxDatagram}-byte Initial`,
+        now,
+        true,
+      );
     this.retrySource = Buffer.from(parsed.scid);
     this.dcid = Buffer.from(parsed.scid);
     this.token = Buffer.from(parsed.token);

@@ -1,7 +1,8 @@
 /**
  * What a QUIC v1 connection is on either side, as a state machine without I/O (the shape of
- * quinn-proto, and STYLE's sans-I/O rule): datagrams in through `receive`, datagrams out
- * through `poll`, time in through `onTimeout`, what happened out through `takeEvents`.
+ * quinn-proto's `Connection`; an endpoint routes datagrams to it, and udp-driver.ts alone
+ * owns the socket and the timer): datagrams in through `receive`, datagrams out through
+ * `poll`, time in through `onTimeout`, what happened out through `takeEvents`.
  * This base holds what both roles share and leaves the handshake's direction, streams and
  * the choice of connection IDs to client-connection.ts and server-connection.ts. What it
  * shares is done by parts it owns, a file each: the packet number spaces and their keys

@@ -5,8 +5,17 @@
  */
 import { QuicError, TRANSPORT_ERROR } from './wire';
 
-/** How far ahead of what TLS has read a peer may send (RFC 9000 §7.5 asks for at least 4,096). */
-const MAX_AHEAD = 64 * 1024;
+/**
+ * How far ahead of what TLS has read a peer may send at the Handshake and 1-RTT levels, where
+ * certificates travel (RFC 9000 §7.5 asks for at least 4,096).
+ */
+export const MAX_AHEAD = 64 * 1024;
+/**
+ * The same at the Initial level: anyone can make an Initial that decrypts, so before the
+ * handshake has gone anywhere a connection buffers what RFC 9000 §7.5 asks and no more. A
+ * ClientHello or ServerHello that arrives in order is not held here at all.
+ */
+export const MAX_INITIAL_AHEAD = 4_096;
 
 export class CryptoSend {
   private data = Buffer.alloc(0);
@@ -60,11 +69,14 @@ export class CryptoSend {
 const MAX_RANGES = 1_024;
 
 /**
- * Bytes ahead of what TLS has read are kept in a ring of MAX_AHEAD bytes (nothing ahead may
- * be further), and which of them arrived in a sorted list of disjoint ranges: each frame
- * costs a binary search and a copy, however the peer orders or slices its data.
+ * Bytes ahead of what TLS has read are kept in a ring of `maxAhead` bytes (nothing ahead may
+ * be further), allocated for the first piece out of order, and which of them arrived in a
+ * sorted list of disjoint ranges: each frame costs a binary search and a copy, however the
+ * peer orders or slices its data.
  */
 export class CryptoReceive {
+  constructor(private readonly maxAhead = MAX_AHEAD) {}
+
   private delivered = 0;
   private ring: Buffer | undefined;
   /** Received ranges past `delivered`, sorted, disjoint and not adjacent (absolute offsets, end exclusive). */
@@ -73,7 +85,7 @@ export class CryptoReceive {
   /** Data at `offset`; returns what is now contiguous and new, in order (empty if nothing). */
   receive(offset: number, data: Buffer): Buffer {
     const end = offset + data.length;
-    if (end > this.delivered + MAX_AHEAD)
+    if (end > this.delivered + this.maxAhead)
       throw new QuicError(TRANSPORT_ERROR.CRYPTO_BUFFER_EXCEEDED, `CRYPTO data ${end - this.delivered} bytes ahead of what was read`);
     if (end <= this.delivered) return Buffer.alloc(0);
     const start = Math.max(offset, this.delivered);
@@ -94,17 +106,17 @@ export class CryptoReceive {
   }
 
   private store(start: number, bytes: Buffer): void {
-    this.ring ??= Buffer.alloc(MAX_AHEAD);
-    const at = start % MAX_AHEAD;
-    const first = Math.min(bytes.length, MAX_AHEAD - at);
+    this.ring ??= Buffer.alloc(this.maxAhead);
+    const at = start % this.maxAhead;
+    const first = Math.min(bytes.length, this.maxAhead - at);
     bytes.copy(this.ring, at, 0, first);
     if (first < bytes.length) bytes.copy(this.ring, 0, first);
   }
 
   private read(start: number, end: number): Buffer {
     const out = Buffer.allocUnsafe(end - start);
-    const at = start % MAX_AHEAD;
-    const first = Math.min(out.length, MAX_AHEAD - at);
+    const at = start % this.maxAhead;
+    const first = Math.min(out.length, this.maxAhead - at);
     this.ring!.copy(out, 0, at, at + first);
     if (first < out.length) this.ring!.copy(out, first, 0, out.length - first);
     return out;

@@ -62,7 +62,7 @@ export function assemble(context: AssemblyContext): Assembled | null {
     const pnLength = packetNumberLength(space.nextPacketNumber, space.sent.largestAcked);
     const headerLength = headerSize(context, name, pnLength);
     const room = budget - headerLength - TAG_LENGTH;
-    if (room < 16) break;
+    if (room < MIN_ROOM) break;
     const draft = collect(context, space, room, pnLength, headerLength);
     if (draft === null) continue;
     drafts.push(draft);
@@ -115,7 +115,25 @@ export function assemble(context: AssemblyContext): Assembled | null {
   return { datagram: sealed.length === 1 ? sealed[0]! : Buffer.concat(sealed), packets };
 }
 
-function headerSize(context: AssemblyContext, name: SpaceName, pnLength: number, lengthField = 1200): number {
+/** Below this, a space's packet is not started: a frame or two would not fit. */
+const MIN_ROOM = 16;
+
+/**
+ * Bytes of CRYPTO data one Initial can carry when its header holds `token` (the packet number
+ * at its longest); 0 when the token leaves no room, and no Initial could carry the ClientHello.
+ */
+export function initialCryptoRoom(dcid: Buffer, scid: Buffer, token: Buffer, maxDatagram: number): number {
+  const room = maxDatagram - headerSize({ dcid, scid, token }, 'initial', 4) - TAG_LENGTH;
+  if (room < MIN_ROOM) return 0;
+  return Math.max(0, room - cryptoOverhead(2 ** 20, room));
+}
+
+function headerSize(
+  context: Pick<AssemblyContext, 'dcid' | 'scid' | 'token'>,
+  name: SpaceName,
+  pnLength: number,
+  lengthField = 1200,
+): number {
   if (name === 'application') return 1 + context.dcid.length + pnLength;
   const token = name === 'initial' ? varintLength(context.token.length) + context.token.length : 0;
   return 1 + 4 + 1 + context.dcid.length + 1 + context.scid.length + token + Math.max(2, varintLength(lengthField)) + pnLength;

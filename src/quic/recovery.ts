@@ -201,10 +201,17 @@ function covered(ranges: readonly { smallest: number; largest: number }[], packe
 /** RFC 9002 §7.6: lost ack-eliciting packets spanning more than the persistent-congestion duration. */
 export function isPersistentCongestion(lost: readonly SentPacket[], rtt: RttEstimator, maxAckDelay: number): boolean {
   if (!rtt.hasSample) return false;
-  const eliciting = lost.filter((packet) => packet.ackEliciting);
-  if (eliciting.length < 2) return false;
+  // A loop, not Math.min(...list): a list of lost packets may be longer than a call's arguments may be.
+  let eliciting = 0;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const packet of lost) {
+    if (!packet.ackEliciting) continue;
+    eliciting++;
+    if (packet.timeSent < first) first = packet.timeSent;
+    if (packet.timeSent > last) last = packet.timeSent;
+  }
+  if (eliciting < 2) return false;
   const duration = (rtt.smoothed + Math.max(4 * rtt.variance, GRANULARITY_MS) + maxAckDelay) * PERSISTENT_CONGESTION_THRESHOLD;
-  const first = Math.min(...eliciting.map((packet) => packet.timeSent));
-  const last = Math.max(...eliciting.map((packet) => packet.timeSent));
   return last - first > duration;
 }

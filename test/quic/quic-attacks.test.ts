@@ -16,11 +16,13 @@ import dgram from 'node:dgram';
 import { after, describe, it } from 'node:test';
 import type { ConnectionEvent } from '../../src/quic/connection';
 import { CryptoReceive } from '../../src/quic/crypto-streams';
-import { retryIntegrityTag } from '../../src/quic/packet-protection';
+import { parsePacketFrames, type Frame } from '../../src/quic/frames';
+import { decodePacketNumber, retryIntegrityTag, unprotectHeader } from '../../src/quic/packet-protection';
 import { longHeader, retryWithoutTag, splitDatagram } from '../../src/quic/packets';
 import { SentPackets, type SentPacket } from '../../src/quic/recovery';
 import { QuicServerConnection } from '../../src/quic/server-connection';
 import { QuicServerEndpoint, type ServerEndpointOptions } from '../../src/quic/server-endpoint';
+import { ServerEndpointMachine } from '../../src/quic/server-endpoint-machine';
 import { clientTls, generateIdentity, serverTls } from '../../src/quic/tpu-handshakes';
 import { QuicClientEndpoint } from '../../src/quic/udp-endpoint';
 import { TRANSPORT_ERROR } from '../../src/quic/wire';
@@ -163,6 +165,88 @@ describe('QUIC attacks on the server', () => {
     const elapsed = performance.now() - started;
     assert.equal(whole.length, 16_001);
     assert.ok(elapsed < 500, `took ${elapsed.toFixed(0)} ms`);
+  });
+
+  it('found and fixed — initial-crypto-far-offset: one Initial with CRYPTO data 60,000 bytes ahead made the server hold a 64 KiB buffer; now it closes with CRYPTO_BUFFER_EXCEEDED (RFC 9000 §7.5)', async () => {
+    // CryptoReceive took data up to 64 KiB ahead of what TLS had read at every level, and
+    // allocated its 64 KiB ring for the first piece out of order. An Initial decrypts with keys
+    // anyone derives from its destination ID, so one spoofed 1,200-byte datagram per
+    // connection made the server hold 64 KiB until the idle time-out: 8,192 connections,
+    // 512 MiB. Before the handshake, the Initial level now buffers what RFC 9000 §7.5 asks,
+    // 4,096 bytes ahead; further is CRYPTO_BUFFER_EXCEEDED.
+    const farInitial = () => {
+      const dcid = randomBytes(8);
+      const datagram = sealLong({
+        type: 'initial',
+        keys: initialKeys(dcid).client,
+        dcid,
+        scid: randomBytes(8),
+        packetNumber: 0,
+        payload: frames.crypto(60_000, randomBytes(100)),
+        padTo: 1200,
+      });
+      return { dcid, datagram };
+    };
+    // Over a socket, as the ledger's TPU listens: the answer is a CONNECTION_CLOSE saying why.
+    const { endpoint } = await serverEndpoint();
+    const socket = await rawSocket();
+    const answers: Buffer[] = [];
+    socket.on('message', (datagram) => answers.push(datagram));
+    const { dcid, datagram } = farInitial();
+    socket.send(datagram, endpoint.port, '127.0.0.1');
+    await until(() => answers.length > 0);
+    const closes = initialFramesOf(answers[0]!, dcid).filter((frame) => frame.type === 'connection-close');
+    assert.deepEqual(
+      closes.map((frame) => (frame as { code: number }).code),
+      [TRANSPORT_ERROR.CRYPTO_BUFFER_EXCEEDED],
+    );
+    // Without sockets, 600 such Initials from 600 addresses: what the server holds stays small.
+    const machine = new ServerEndpointMachine({
+      tls: serverTls(generateIdentity()),
+      maxStreamBytes: 1232,
+      streamWindow: () => 128,
+      maxConnectionsPerIdentity: () => 8,
+      retry: false,
+      idleTimeoutMs: 30_000,
+      onTransaction: () => {},
+    });
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 600; i++) machine.handle(1_000, { address: `10.1.${i >> 8}.${i & 0xff}`, port: 4_000 }, farInitial().datagram);
+    const grown = process.memoryUsage().arrayBuffers - before;
+    assert.ok(grown < 16 * 1024 * 1024, `${(grown / 1024 / 1024).toFixed(1)} MiB held for 600 Initials`);
+  });
+
+  it('found and fixed — initial-hello-length: a ClientHello said to be 20,000 bytes long is refused at once (decode_error), not gathered', () => {
+    // Every level took handshake messages of up to 64 KiB, so an unauthenticated client could
+    // make each connection gather 64 KiB of a ClientHello sent in order and hold it until the
+    // idle time-out. At the Initial level, where only the hellos travel, the cap is 16 KiB.
+    const machine = new ServerEndpointMachine({
+      tls: serverTls(generateIdentity()),
+      maxStreamBytes: 1232,
+      streamWindow: () => 128,
+      maxConnectionsPerIdentity: () => 8,
+      retry: false,
+      idleTimeoutMs: 30_000,
+      onTransaction: () => {},
+    });
+    const dcid = randomBytes(8);
+    const hello = Buffer.concat([Buffer.of(1, 0, 0x4e, 0x20), randomBytes(800)]);
+    const initial = sealLong({
+      type: 'initial',
+      keys: initialKeys(dcid).client,
+      dcid,
+      scid: randomBytes(8),
+      packetNumber: 0,
+      payload: frames.crypto(0, hello),
+      padTo: 1200,
+    });
+    machine.handle(1_000, { address: '10.1.0.1', port: 4_000 }, initial);
+    const answer = machine.pollTransmit(1_000);
+    assert.ok(answer !== null, 'the server is still gathering the ClientHello');
+    const close = initialFramesOf(answer.datagram, dcid).find((frame) => frame.type === 'connection-close') as
+      { code: number; reason: string } | undefined;
+    assert.equal(close?.code, TRANSPORT_ERROR.CRYPTO_ERROR + 50);
+    assert.match(close?.reason ?? '', /20000 bytes/);
   });
 
   it('found and fixed — state-before-authentication: 300 Initials of random bytes (never decrypting) create no connection state (RFC 9000 §21.6)', async () => {
@@ -371,7 +455,8 @@ describe('QUIC attacks on the server', () => {
       sending.closeConnection(entry);
     }
     await until(() => endpoint.connectionCount === 0, 8_000);
-    assert.equal((internals(endpoint).byIdentity as Map<string, unknown>).size, 0);
+    const machine = (internals(endpoint).driver as { machine: object }).machine;
+    assert.equal((internals(machine).byIdentity as Map<string, unknown>).size, 0);
   });
 
   // ---- attacks the server withstands ----
@@ -608,6 +693,30 @@ describe('QUIC attacks on the client', () => {
     assert.ok(pair.client.spaces.application.sendKeys !== original, 'still sealing with the first 1-RTT key');
   });
 
+  it('found and fixed — retry-token-too-long: a Retry whose token leaves no room in an Initial closes the connection at once, saying so (RFC 9000 §17.2.5.2)', () => {
+    // The client must send the token in every Initial after a Retry; with a 1,170-byte token
+    // no 1,200-byte Initial has room for the ClientHello, so the client kept it, sent nothing
+    // and waited for its idle time-out (30 s by default) before reporting "idle".
+    const fresh = freshClient();
+    const retry = retryWithoutTag(fresh.clientScid, randomBytes(8), randomBytes(1_170));
+    fresh.client.receive(Buffer.concat([retry, retryIntegrityTag(fresh.originalDcid, retry)]), fresh.clock.now);
+    fresh.collect();
+    const close = closeOf(fresh.events);
+    assert.ok(close !== undefined, 'the client is still waiting');
+    assert.equal(close.by, 'peer');
+    assert.match(close.reason, /Retry token of 1170 bytes leaves no room for the ClientHello in a 1200-byte Initial/);
+    assert.equal(fresh.client.poll(fresh.clock.now), null);
+    // A long token that does leave room is followed: the next Initial carries it.
+    const roomy = freshClient();
+    const token = randomBytes(1_000);
+    const fits = retryWithoutTag(roomy.clientScid, randomBytes(8), token);
+    roomy.client.receive(Buffer.concat([fits, retryIntegrityTag(roomy.originalDcid, fits)]), roomy.clock.now);
+    roomy.collect();
+    assert.equal(closeOf(roomy.events), undefined);
+    const next = splitDatagram(roomy.client.poll(roomy.clock.now)!, 8)[0];
+    assert.ok(next?.type === 'initial' && next.token.equals(token));
+  });
+
   it('found and fixed — version-negotiation-after-retry: a Version Negotiation packet after a Retry is discarded (RFC 9000 §6.2 MUST)', () => {
     const fresh = freshClient();
     const retryScid = randomBytes(8);
@@ -842,6 +951,18 @@ describe('QUIC attacks on the client', () => {
     assert.ok(close.code >= TRANSPORT_ERROR.CRYPTO_ERROR, `code 0x${close.code.toString(16)}`);
   });
 });
+
+/** The frames of the Initial packet at the start of a server's `datagram`, sent to a client whose first destination ID was `dcid`. */
+function initialFramesOf(datagram: Buffer, dcid: Buffer): Frame[] {
+  const [packet] = splitDatagram(datagram, 8);
+  assert.ok(packet?.type === 'initial', 'the answer is not an Initial');
+  const keys = initialKeys(dcid).server;
+  const unprotected = unprotectHeader(keys, packet.packet, packet.pnOffset)!;
+  const packetNumber = decodePacketNumber(-1, unprotected.truncated, unprotected.pnLength);
+  const payload = keys.open(unprotected.header, packet.packet.subarray(unprotected.header.length), packetNumber);
+  assert.ok(payload !== null, 'the answer does not decrypt');
+  return parsePacketFrames(payload, 'initial');
+}
 
 /** A 1-RTT packet whose first byte (before header protection) is `first`: for reserved-bit tests. */
 function sealShortWithFirstByte(

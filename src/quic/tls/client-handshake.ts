@@ -95,12 +95,14 @@ export interface TlsClientOptions {
   readonly serverName?: string;
   /** Refuse a server whose EncryptedExtensions lack quic_transport_parameters (RFC 9001 §8.2); default true. */
   readonly requireTransportParameters?: boolean;
+  /** The hello's random and the X25519 key share's private key (default: node:crypto's); the QUIC fuzz makes them reproducible. */
+  readonly random?: (length: number) => Buffer;
 }
 
 export class TlsClientHandshake extends HandshakeMachine {
   private state: State = 'start';
   private readonly certificate: Buffer;
-  private readonly keyPair = x25519KeyPair();
+  private readonly keyPair: ReturnType<typeof x25519KeyPair>;
   private readonly transcript = new Transcript();
   private readonly offered = new Set<number>();
   private handshake?: { secret: Buffer; traffic: TrafficSecrets };
@@ -114,6 +116,7 @@ export class TlsClientHandshake extends HandshakeMachine {
     const alpnLength = Buffer.byteLength(options.alpn, 'latin1');
     if (alpnLength < 1 || alpnLength > 255) throw new RangeError('the ALPN protocol must be 1 to 255 bytes');
     this.certificate = certificateOf(options.identity);
+    this.keyPair = x25519KeyPair(options.random?.(32));
   }
 
   /** The ClientHello's output: send at 'initial'. */
@@ -132,7 +135,7 @@ export class TlsClientHandshake extends HandshakeMachine {
     for (const { type } of extensions) this.offered.add(type);
     // legacy_session_id empty: QUIC forbids TLS's middlebox compatibility mode (RFC 9001 §8.4).
     const hello = encodeClientHello({
-      random: randomBytes(32),
+      random: (this.options.random ?? randomBytes)(32),
       sessionId: Buffer.alloc(0),
       cipherSuites: [TLS_AES_128_GCM_SHA256],
       extensions,

@@ -5,7 +5,7 @@
  * no timers: the QUIC layer owns both.
  */
 import { ALERT, asTlsAlert, TlsAlert } from './alert';
-import { HandshakeMessageBuffer, type HandshakeMessage } from './message-buffer';
+import { HandshakeMessageBuffer, MAX_INITIAL_MESSAGE, type HandshakeMessage } from './message-buffer';
 
 export type EncryptionLevel = 'initial' | 'handshake' | 'application';
 
@@ -58,7 +58,7 @@ export class OutputCollector {
 export abstract class HandshakeMachine {
   private failure?: TlsAlert;
   private readonly buffers: Record<EncryptionLevel, HandshakeMessageBuffer> = {
-    initial: new HandshakeMessageBuffer(),
+    initial: new HandshakeMessageBuffer(MAX_INITIAL_MESSAGE),
     handshake: new HandshakeMessageBuffer(),
     application: new HandshakeMessageBuffer(),
   };

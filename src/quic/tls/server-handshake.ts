@@ -73,6 +73,8 @@ export interface TlsServerOptions {
   readonly requireClientCertificate: boolean;
   /** Refuse a ClientHello without quic_transport_parameters (RFC 9001 §8.2); default true. */
   readonly requireTransportParameters?: boolean;
+  /** The hello's random and the X25519 key share's private key (default: node:crypto's); the QUIC fuzz makes them reproducible. */
+  readonly random?: (length: number) => Buffer;
 }
 
 export class TlsServerHandshake extends HandshakeMachine {
@@ -164,14 +166,14 @@ export class TlsServerHandshake extends HandshakeMachine {
     if (!transportParameters && (this.options.requireTransportParameters ?? true)) {
       throw new TlsAlert(ALERT.missingExtension, 'no quic_transport_parameters');
     }
-    const keyPair = x25519KeyPair();
+    const keyPair = x25519KeyPair(this.options.random?.(32));
     const secret = handshakeSecret(x25519SharedSecret(keyPair.privateKey, share.key));
     this.alpn = alpn;
     this.peerTransportParameters = transportParameters ?? Buffer.alloc(0);
     this.transcript.add(message.raw);
 
     const serverHello = encodeServerHello({
-      random: randomBytes(32),
+      random: (this.options.random ?? randomBytes)(32),
       sessionId: hello.sessionId,
       cipherSuite: TLS_AES_128_GCM_SHA256,
       extensions: [
