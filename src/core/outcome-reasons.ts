@@ -1,7 +1,10 @@
 /**
- * The one catalogue of why a submission did not land (or landed and failed), machine-readable:
- * every submission that ends without landing ends with one of these codes, beside its reason
- * in words. Clients branch on the code; people read the words. docs/API.md lists them.
+ * The catalogue of outcome reasons: why a submission did not land (or landed and failed),
+ * machine-readable. Every submission that ends without landing ends with one of these codes,
+ * beside its reason in words; clients branch on the code, people read the words; docs/API.md
+ * lists them. (Its companion, errors/error-catalogue.ts, is the catalogue of refusals: the
+ * JSON-RPC code and HTTP status a refused request is answered with; errors/refusal-reasons.ts
+ * gives each refusal its reason here.)
  *
  * In the journal a reason is kept as `code: words` (the journal's reason column carries both,
  * so neither its schema nor its log format changed); `splitReason` takes them apart again,

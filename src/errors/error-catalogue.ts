@@ -1,5 +1,8 @@
 /**
- * The one catalogue of Slipway's error codes.
+ * The catalogue of refusals: what a client is told when Slipway refuses a request, as a
+ * JSON-RPC error code and an HTTP status. (Its companion, core/outcome-reasons.ts, is the
+ * catalogue of outcome reasons: why a submission did not land, as a state's reason code; each
+ * refusal is counted there too, under the reason errors/refusal-reasons.ts gives it.)
  *
  * Each entry fixes the JSON-RPC code, the HTTP status and the metric label of one kind of
  * refusal. Codes reuse Agave's JSON-RPC codes where a Solana node has the same error, so
@@ -64,10 +67,10 @@ export interface SlipwayError {
   readonly journaled?: true;
 }
 
-/** Builds a refusal of the given kind; the message must tell the user what to change. */
 /** The longest message a refusal carries (and a log line or kept refusal repeats). */
 const MAX_MESSAGE_CHARS = 1_000;
 
+/** Builds a refusal of the given kind; the message must tell the user what to change. */
 export function slipwayError(kind: ErrorKind, message: string, data?: unknown): SlipwayError {
   // Messages quote clients and upstreams (client-text.ts cuts what it quotes); this bounds the rest.
   const text = clip(message, MAX_MESSAGE_CHARS);

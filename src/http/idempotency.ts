@@ -18,12 +18,18 @@
  */
 import crypto from 'node:crypto';
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
-import type { Accepted } from '../pipeline/submission-pipeline';
+import type { Submitted } from '../pipeline/submission-pipeline';
 import type { IdempotencyRecord, IdempotencyStore, NewIdempotencyRecord } from '../stores/idempotency-store';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
+import type { Reply } from '../web/json-rpc-envelope';
 
 /** The header a replayed answer carries (the first answer to its Idempotency-Key, again), as Stripe's API names it. */
-export const REPLAYED_HEADERS: Readonly<Record<string, string>> = { 'idempotent-replayed': 'true' };
+const REPLAYED_HEADERS: Readonly<Record<string, string>> = { 'idempotent-replayed': 'true' };
+
+/** A submission's success as a reply: HTTP 200 with `body`, and `Idempotent-Replayed: true` when it is a first answer given again. */
+export function answered(body: unknown, submitted: Submitted<unknown>): Reply {
+  return submitted.outcome === 'replayed' ? { status: 200, body, headers: REPLAYED_HEADERS } : { status: 200, body };
+}
 
 /** Visible ASCII, as the header carries it (a UUID is typical); at most 255 characters, as Stripe allows. */
 const ACCEPTABLE = /^[\x21-\x7e]{1,255}$/;
@@ -49,11 +55,8 @@ export interface IdempotentSubmission {
   readonly bundleId: string | null;
 }
 
-/** What a submission came to, or its first answer again. */
-export type Answered<T> = Accepted<T> & { readonly replayed?: true };
-
 export interface Idempotency {
-  run<T>(submission: IdempotentSubmission, submit: () => Promise<Result<Accepted<T>>>): Promise<Result<Answered<T>>>;
+  run<T>(submission: IdempotentSubmission, submit: () => Promise<Result<Submitted<T>>>): Promise<Result<Submitted<T>>>;
 }
 
 /** The header's value, checked: undefined when absent. */
@@ -79,7 +82,7 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
     store.purge(now - ttlMs).catch((error: unknown) => logError(error, 'purging expired idempotency keys'));
   }
 
-  async function answerAsOwner<T>(s: IdempotentSubmission, id: string, submit: () => Promise<Result<Accepted<T>>>) {
+  async function answerAsOwner<T>(s: IdempotentSubmission, id: string, submit: () => Promise<Result<Submitted<T>>>) {
     let done!: () => void;
     answering.set(id, new Promise<void>((resolve) => (done = resolve)));
     try {
@@ -102,7 +105,7 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
   }
 
   return {
-    async run<T>(s: IdempotentSubmission, submit: () => Promise<Result<Accepted<T>>>): Promise<Result<Answered<T>>> {
+    async run<T>(s: IdempotentSubmission, submit: () => Promise<Result<Submitted<T>>>): Promise<Result<Submitted<T>>> {
       const id = `${s.keyId}\n${s.idempotencyKey}`;
       const record = {
         fingerprint: fingerprintOf(s),
@@ -110,7 +113,7 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
         signatures: s.transactions.map((tx) => tx.signature),
         bundleId: s.bundleId,
       };
-      let claimed: Result<Answered<T>> | 'own';
+      let claimed: Result<Submitted<T>> | 'own';
       try {
         claimed = await claimOrWait<T>(s, id, record);
       } catch (error) {
@@ -127,7 +130,7 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
   };
 
   /** 'own' once this request holds the key; else the first answer again, or the refusal of a different submission. */
-  async function claimOrWait<T>(s: IdempotentSubmission, id: string, record: NewIdempotencyRecord): Promise<Result<Answered<T>> | 'own'> {
+  async function claimOrWait<T>(s: IdempotentSubmission, id: string, record: NewIdempotencyRecord): Promise<Result<Submitted<T>> | 'own'> {
     for (;;) {
       const now = Date.now();
       purgeNow(now);
@@ -148,7 +151,7 @@ export function createIdempotency({ store, ttlMs, abandonedAfterMs, pollMs, logE
       }
       if (existing === null) continue; // released: claim it afresh
       if (existing.fingerprint !== record.fingerprint) return fail(reused(s, existing));
-      return ok({ value: JSON.parse(existing.answer!) as T, duplicate: false, replayed: true });
+      return ok({ value: JSON.parse(existing.answer!) as T, outcome: 'replayed' });
     }
   }
 }

@@ -15,8 +15,8 @@ import type { LandingReports } from '../reports/landing-reports';
 import { AnswerTooLargeError } from '../upstreams/json-rpc-client';
 import { createJsonRpcEndpoint, describeMethod, resultResponse, type JsonRpcId, type Reply } from '../web/json-rpc-envelope';
 import { landingReportOf } from './landing-report-method';
-import { countRefusal, refusalReply, refusalResponse } from './refusal-replies';
-import { REPLAYED_HEADERS } from './idempotency';
+import { countRefusal, refuseJsonRpc, countedErrorResponse } from './refusal-replies';
+import { answered } from './idempotency';
 import { readParamsProblem } from './read-params';
 import { simulateBundle } from './simulate-bundle';
 import type { SubmissionDesk } from './submission-desk';
@@ -77,32 +77,32 @@ export function createJsonRpcHandler({
     switch (method) {
       case 'sendTransaction': {
         const sent = await desk.sendTransaction(params, context);
-        if (!sent.ok) return refusalReply(id, sent.error);
-        return { status: 200, body: resultResponse(id, sent.value), ...(sent.replayed === true ? { headers: REPLAYED_HEADERS } : {}) };
+        if (!sent.ok) return refuseJsonRpc(id, sent.error);
+        return answered(resultResponse(id, sent.value.value), sent.value);
       }
       case 'sendBundle': {
         const sent = await desk.sendBundle(params, context);
-        if (!sent.ok) return refusalReply(id, sent.error);
-        const body = resultResponse(id, bundleResult === 'id' ? sent.value.bundleId : sent.value.signatures);
-        return { status: 200, body, ...(sent.replayed === true ? { headers: REPLAYED_HEADERS } : {}) };
+        if (!sent.ok) return refuseJsonRpc(id, sent.error);
+        const receipt = sent.value.value;
+        return answered(resultResponse(id, bundleResult === 'id' ? receipt.bundleId : receipt.signatures), sent.value);
       }
       case 'simulateBundle': {
-        if (!context.reads.ok) return refusalReply(id, context.reads.error);
+        if (!context.reads.ok) return refuseJsonRpc(id, context.reads.error);
         let simulated: Awaited<ReturnType<typeof simulateBundle>>;
         try {
           simulated = await simulateBundle(router, params, context.key);
         } catch (error) {
-          return refusalReply(id, unreachable(method, error));
+          return refuseJsonRpc(id, unreachable(method, error));
         }
-        if (!simulated.ok) return refusalReply(id, simulated.error);
+        if (!simulated.ok) return refuseJsonRpc(id, simulated.error);
         const answer = simulated.value;
         return { status: 200, body: 'result' in answer ? resultResponse(id, answer.result) : { jsonrpc: '2.0', error: answer.error, id } };
       }
       default: {
-        if (!context.reads.ok) return refusalReply(id, context.reads.error);
+        if (!context.reads.ok) return refuseJsonRpc(id, context.reads.error);
         if (method === 'getLandingReport') {
           const report = await landingReportOf(params, context.key.id, landingReports);
-          return report.ok ? { status: 200, body: resultResponse(id, report.value) } : refusalReply(id, report.error);
+          return report.ok ? { status: 200, body: resultResponse(id, report.value) } : refuseJsonRpc(id, report.error);
         }
         if (STATUS_METHODS.has(method)) {
           const answer =
@@ -112,11 +112,13 @@ export function createJsonRpcHandler({
           return {
             status: 200,
             body:
-              'invalid' in answer ? refusalResponse(id, slipwayError('INVALID_PARAMS', answer.invalid)) : resultResponse(id, answer.result),
+              'invalid' in answer
+                ? countedErrorResponse(id, slipwayError('INVALID_PARAMS', answer.invalid))
+                : resultResponse(id, answer.result),
           };
         }
         if (!readAllowed(method)) {
-          return refusalReply(
+          return refuseJsonRpc(
             id,
             slipwayError(
               'READ_NOT_SERVED',
@@ -125,17 +127,17 @@ export function createJsonRpcHandler({
           );
         }
         const misfit = readParamsProblem(method, params);
-        if (misfit !== null) return refusalReply(id, slipwayError('INVALID_PARAMS', misfit));
+        if (misfit !== null) return refuseJsonRpc(id, slipwayError('INVALID_PARAMS', misfit));
         let answer: Awaited<ReturnType<typeof router.call>>;
         try {
           answer = await router.call(method, params);
         } catch (error) {
-          return refusalReply(id, unreachable(method, error));
+          return refuseJsonRpc(id, unreachable(method, error));
         }
         if (answer === undefined) {
           return {
             status: 200,
-            body: refusalResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)),
+            body: countedErrorResponse(id, slipwayError('METHOD_NOT_FOUND', `Method not found: ${describeMethod(method)}`)),
           };
         }
         return { status: 200, body: 'result' in answer ? resultResponse(id, answer.result) : { jsonrpc: '2.0', error: answer.error, id } };

@@ -15,7 +15,7 @@ import { writeAnswer } from './fast-path';
 import type { LeanLane } from './lean-lane';
 import { answerProtocolRefusal, protocolRefusal, refuseExpectation } from './protocol-refusals';
 import { answerAndClose } from './raw-answer';
-import { refusal } from './refusal-replies';
+import { refuseOnPath } from './refusal-replies';
 import { assignRequestId } from './request-id';
 
 /** How often Node looks for connections past their time-outs (its default, 30 s, would let a slow client linger that long). */
@@ -120,7 +120,7 @@ export function clientErrorHandler(options: Pick<NodeListenerOptions, 'headersTi
 
 /** A refusal on arrival, in the path's shape, written before the body is read (Node discards it). */
 export function answerAtOnce(request: IncomingMessage, response: ServerResponse, error: SlipwayError, closeConnection: boolean): void {
-  const answer = refusal(request.url?.split('?')[0], error);
+  const answer = refuseOnPath(request.url?.split('?')[0], error);
   writeAnswer(response, closeConnection ? { ...answer, headers: { ...answer.headers, connection: 'close' } } : answer);
 }
 

@@ -13,19 +13,19 @@ export const countRefusal = (error: SlipwayError): void => {
 };
 
 /** A JSON-RPC error object for one request, counted. */
-export function refusalResponse(id: JsonRpcId, error: SlipwayError): ReturnType<typeof errorResponse> {
+export function countedErrorResponse(id: JsonRpcId, error: SlipwayError): ReturnType<typeof errorResponse> {
   countRefusal(error);
   return errorResponse(id, error);
 }
 
 /** A JSON-RPC refusal of one request with its HTTP status and Retry-After, counted. */
-export function refusalReply(id: JsonRpcId, error: SlipwayError): Reply {
+export function refuseJsonRpc(id: JsonRpcId, error: SlipwayError): Reply {
   countRefusal(error);
   return errorReply(id, error);
 }
 
 /** A refusal in the shape of the path: JSON-RPC on `/` and Jito paths, `{code, message}` on `/submit-batch`, counted. */
-export function refusal(path: string | undefined, error: SlipwayError): Reply {
+export function refuseOnPath(path: string | undefined, error: SlipwayError): Reply {
   countRefusal(error);
   const entry = ERROR_CATALOGUE[error.kind];
   const headers = retryHeaders(error);

@@ -8,15 +8,15 @@ import { quote } from '../errors/client-text';
 import { slipwayError, type SlipwayError } from '../errors/error-catalogue';
 import type { Reply } from '../web/json-rpc-envelope';
 import type { RequestMeta } from './fast-path';
-import { refusal } from './refusal-replies';
+import { refuseOnPath } from './refusal-replies';
 
-export function send(reply: FastifyReply, answer: Reply): FastifyReply {
+export function sendReply(reply: FastifyReply, answer: Reply): FastifyReply {
   if (answer.headers !== undefined) reply.headers(answer.headers);
   return answer.body === undefined ? reply.code(answer.status).send() : reply.code(answer.status).send(answer.body);
 }
 
 export function refuse(request: FastifyRequest, reply: FastifyReply, error: SlipwayError): FastifyReply {
-  return send(reply, refusal(request.routeOptions.url, error));
+  return sendReply(reply, refuseOnPath(request.routeOptions.url, error));
 }
 
 /** Jito clients carry their credential in `x-jito-auth` or in the `uuid` query parameter. */

@@ -13,7 +13,7 @@ import { requestDuration } from '../metrics/metrics';
 import type { Admission } from './admission';
 import { createFastPath } from './fast-path';
 import { createLeanLane, type LeanLane } from './lean-lane';
-import { refusal } from './refusal-replies';
+import { refuseOnPath } from './refusal-replies';
 import { installJsonBodyParser } from '../web/json-body';
 import { registerFallbacks } from './fallback-handlers';
 import { checkApiKey } from './key-check';
@@ -21,7 +21,7 @@ import { createLogStream } from './log-stream';
 import { answerAtOnce, clientErrorHandler, nodeServerFactory, type NodeListenerOptions } from './node-listener';
 import { registerOperatorRoutes, type OperatorRoutesOptions } from './operator-routes';
 import { requestIdOf } from './request-id';
-import { metaOf, parseAntiMev, send } from './route-replies';
+import { metaOf, parseAntiMev, sendReply } from './route-replies';
 import { createSubmissionAnswers, type SubmissionAnswersOptions } from './submission-answers';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
@@ -101,7 +101,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const { answerRpc, answerBatch } = createSubmissionAnswers(options, app.log);
   const failed = (path: '/' | '/submit-batch', error: unknown) => {
     app.log.error({ err: error }, 'request failed unexpectedly');
-    return refusal(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
+    return refuseOnPath(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
   };
   const routes = { '/': answerRpc, '/submit-batch': answerBatch };
   if (options.leanHttp) {
@@ -129,11 +129,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
 
   for (const path of JSON_RPC_PATHS) {
     app.post(path, async (request, reply) =>
-      send(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
+      sendReply(reply, await answerRpc(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
     );
   }
   app.post('/submit-batch', async (request, reply) =>
-    send(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
+    sendReply(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
   );
   registerOperatorRoutes(app, options);
   registerFallbacks(app, BODY_LIMIT_BYTES);

@@ -8,10 +8,10 @@ import pino from 'pino';
 import { ok, slipwayError } from '../errors/error-catalogue';
 import { checkJsonBody } from '../web/json-body';
 import type { JsonRpcId } from '../web/json-rpc-envelope';
-import { createIdempotency, parseIdempotencyKey, REPLAYED_HEADERS, type IdempotencyOptions } from './idempotency';
+import { answered, createIdempotency, parseIdempotencyKey, type IdempotencyOptions } from './idempotency';
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
-import { refusal, refusalReply } from './refusal-replies';
+import { refuseOnPath, refuseJsonRpc } from './refusal-replies';
 import { createSubmissionDesk, type SubmissionDeskOptions, type SubmissionOutcome } from './submission-desk';
 
 export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> &
@@ -39,14 +39,14 @@ export function createSubmissionAnswers(
   return {
     answerRpc: async (body, key, antiMev, { requestId, idempotencyKey: header }) => {
       const unreadable = checkJsonBody(body);
-      if (unreadable !== null) return refusal('/', unreadable);
+      if (unreadable !== null) return refuseOnPath('/', unreadable);
       // The body was read: a refusal of the whole request carries its id, as the method's own would.
-      if (typeof antiMev !== 'boolean') return refusalReply(idOf(body), antiMev);
+      if (typeof antiMev !== 'boolean') return refuseJsonRpc(idOf(body), antiMev);
       // Reads ignore the header; a submission (or a batch, which may hold one) needs it well formed.
       const idempotencyKey = isRead(body) ? ok(undefined) : parseIdempotencyKey(header);
-      if (!idempotencyKey.ok) return refusalReply(idOf(body), idempotencyKey.error);
+      if (!idempotencyKey.ok) return refuseJsonRpc(idOf(body), idempotencyKey.error);
       if (idempotencyKey.value !== undefined && Array.isArray(body)) {
-        return refusal(
+        return refuseOnPath(
           '/',
           slipwayError(
             'INVALID_REQUEST',
@@ -69,9 +69,8 @@ export function createSubmissionAnswers(
             : !idempotencyKey.ok
               ? desk.refuse('submitBatch', request, idempotencyKey.error)
               : await desk.submitBatch(body, request);
-      if (!submitted.ok) return refusal('/submit-batch', submitted.error);
-      const answer = { status: 200, body: { code: 1, message: 'success', signatures: submitted.value } };
-      return 'replayed' in submitted && submitted.replayed === true ? { ...answer, headers: REPLAYED_HEADERS } : answer;
+      if (!submitted.ok) return refuseOnPath('/submit-batch', submitted.error);
+      return answered({ code: 1, message: 'success', signatures: submitted.value.value }, submitted.value);
     },
   };
 }

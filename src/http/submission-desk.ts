@@ -13,11 +13,11 @@ import { transactionsIn, type KeyLimits } from '../limits/key-limits';
 import { computeBundleId } from '../core/bundle-id';
 import { countOutcomeReason, countSubmission } from '../metrics/metrics';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
-import type { Accepted, BundleReceipt, SubmissionPipeline } from '../pipeline/submission-pipeline';
+import type { BundleReceipt, Submitted, SubmissionPipeline } from '../pipeline/submission-pipeline';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import type { Answered, Idempotency } from './idempotency';
+import type { Idempotency } from './idempotency';
 import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './submission-params';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
@@ -67,16 +67,13 @@ export interface SubmissionDeskOptions {
   readonly idempotency: Idempotency;
 }
 
-/** A submission's answer; `replayed`: the first answer to its Idempotency-Key, given again. */
-export type DeskAnswer<T> = Result<T> & { readonly replayed?: true };
-
 export interface SubmissionDesk {
   /** `params` as JSON-RPC's `sendTransaction` takes them. */
-  sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<DeskAnswer<string>>;
+  sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<Result<Submitted<string>>>;
   /** `params` as Jito's `sendBundle` takes them. */
-  sendBundle(params: readonly unknown[], request: SubmissionRequest): Promise<DeskAnswer<BundleReceipt>>;
+  sendBundle(params: readonly unknown[], request: SubmissionRequest): Promise<Result<Submitted<BundleReceipt>>>;
   /** The whole `/submit-batch` body: `{jsonrpc?, id?, params: {transactions, options}}`. */
-  submitBatch(body: unknown, request: SubmissionRequest): Promise<DeskAnswer<string[]>>;
+  submitBatch(body: unknown, request: SubmissionRequest): Promise<Result<Submitted<string[]>>>;
   /** A submission refused before it could be read (a body that is not JSON, a bad `anti_mev`): counted and logged like the others. */
   refuse(operation: Operation, request: SubmissionRequest, error: SlipwayError): Result<never>;
 }
@@ -106,8 +103,8 @@ export function createSubmissionDesk({
     operation: Operation,
     request: SubmissionRequest,
     transactions: readonly ValidatedTransaction[],
-    submit: () => Promise<Result<Accepted<T>>>,
-  ): Promise<Result<Answered<T>>> {
+    submit: () => Promise<Result<Submitted<T>>>,
+  ): Promise<Result<Submitted<T>>> {
     const { idempotencyKey } = request;
     if (idempotencyKey === undefined) return submit();
     const bundleId = operation === 'sendBundle' ? computeBundleId(transactions.map((tx) => tx.signature)) : null;
@@ -120,14 +117,14 @@ export function createSubmissionDesk({
     operation: Operation,
     request: SubmissionRequest,
     encoded: unknown,
-    result: Result<Answered<T>>,
+    result: Result<Submitted<T>>,
     shown: (value: T) => Pick<SubmissionOutcome, 'signatures' | 'bundleId'>,
-  ): DeskAnswer<T> {
+  ): Result<Submitted<T>> {
     if (result.ok) {
-      const outcome = result.value.replayed === true ? 'replayed' : result.value.duplicate ? 'duplicate' : 'accepted';
+      const { outcome, value } = result.value;
       countSubmission(operation, outcome);
-      logSubmission?.({ ...lineOf(request, operation), outcome, ...shown(result.value.value) });
-      return outcome === 'replayed' ? { ...ok(result.value.value), replayed: true } : ok(result.value.value);
+      logSubmission?.({ ...lineOf(request, operation), outcome, ...shown(value) });
+      return result;
     }
     const { error } = result;
     const reasonCode = refusalReason(error);
@@ -159,7 +156,7 @@ export function createSubmissionDesk({
 
     async sendBundle(params, request) {
       const { key } = request;
-      const sent = await (async (): Promise<Result<Answered<BundleReceipt>>> => {
+      const sent = await (async (): Promise<Result<Submitted<BundleReceipt>>> => {
         if (!key.bundle) {
           return refused(
             slipwayError(
@@ -182,7 +179,7 @@ export function createSubmissionDesk({
     async submitBatch(body, request) {
       const { key } = request;
       const members = (body as { params?: { transactions?: unknown } } | null)?.params?.transactions;
-      const sent = await (async (): Promise<Result<Answered<string[]>>> => {
+      const sent = await (async (): Promise<Result<Submitted<string[]>>> => {
         const envelope = checkBatchEnvelope(body);
         if (envelope !== null) return refused(envelope);
         // The key's limit is taken before the transactions are parsed and their signatures verified.

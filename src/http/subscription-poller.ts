@@ -15,7 +15,7 @@ import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
 import type { SignatureStatusView } from '../upstreams/upstream';
 import { COMMITMENT_RANK } from './subscription-requests';
-import { send } from './subscription-socket';
+import { sendMessage } from './subscription-socket';
 import type { SignatureSubscription, SubscriptionTable } from './subscription-table';
 
 const STATUS_BATCH = 256;
@@ -66,7 +66,7 @@ export class SubscriptionPoller {
       }
       if (slot !== this.lastSlot && slot >= 0) {
         for (const [subscription, socket] of this.table.slotSubscriptions()) {
-          send(socket, {
+          sendMessage(socket, {
             jsonrpc: '2.0',
             method: 'slotNotification',
             params: { result: { parent: slot - 1, root: Math.max(0, slot - 32), slot }, subscription },
@@ -138,7 +138,7 @@ export class SubscriptionPoller {
       const status = statuses[j];
       if (!status?.confirmationStatus || COMMITMENT_RANK[status.confirmationStatus] < COMMITMENT_RANK[subscription.commitment]) return;
       if (!this.table.endSignature(subscription.id)) return; // unsubscribed meanwhile
-      send(subscription.socket, {
+      sendMessage(subscription.socket, {
         jsonrpc: '2.0',
         method: 'signatureNotification',
         params: { result: { context: { slot: status.slot }, value: { err: status.err } }, subscription: subscription.id },

@@ -8,6 +8,6 @@ import type { WebSocket } from 'ws';
 /** WebSocket close codes (RFC 6455 §7.4.1). */
 export const CLOSE = { normal: 1000, goingAway: 1001, unsupportedData: 1003, policy: 1008, internal: 1011 } as const;
 
-export function send(socket: WebSocket, message: unknown): void {
+export function sendMessage(socket: WebSocket, message: unknown): void {
   if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
 }

@@ -34,7 +34,7 @@ import { httpAgain } from './node-listener';
 import { listenForUpgrades } from './subscription-listener';
 import { SubscriptionPoller } from './subscription-poller';
 import { isSubscriptionRefusal, parseSubscriptionRequest } from './subscription-requests';
-import { CLOSE, send } from './subscription-socket';
+import { CLOSE, sendMessage } from './subscription-socket';
 import { SubscriptionTable } from './subscription-table';
 import { checkUpgrade, rejectUpgrade } from './subscription-upgrade';
 
@@ -181,7 +181,7 @@ export class SubscriptionServer {
     if (peer === undefined) return;
     peer.lastMessageAt = Date.now();
     if (isBinary) {
-      send(socket, {
+      sendMessage(socket, {
         jsonrpc: '2.0',
         error: { code: -32600, message: 'Invalid Request: send JSON-RPC requests as text frames' },
         id: null,
@@ -190,12 +190,12 @@ export class SubscriptionServer {
     }
     const request = parseSubscriptionRequest(data.toString());
     if (isSubscriptionRefusal(request)) {
-      send(socket, { jsonrpc: '2.0', error: { code: request.code, message: request.message }, id: request.id });
+      sendMessage(socket, { jsonrpc: '2.0', error: { code: request.code, message: request.message }, id: request.id });
       return;
     }
     const { id } = request;
-    const reply = (result: unknown) => send(socket, { jsonrpc: '2.0', result, id });
-    const refuse = (message: string) => send(socket, { jsonrpc: '2.0', error: { code: -32602, message }, id });
+    const reply = (result: unknown) => sendMessage(socket, { jsonrpc: '2.0', result, id });
+    const refuse = (message: string) => sendMessage(socket, { jsonrpc: '2.0', error: { code: -32602, message }, id });
     switch (request.method) {
       case 'signatureSubscribe':
       case 'slotSubscribe': {
@@ -212,13 +212,13 @@ export class SubscriptionServer {
         this.options.keyLimits.reads(key, 1).then(
           (charged) => {
             if (!this.table.has(socket)) return; // closed meanwhile
-            if (!charged.ok) return send(socket, { jsonrpc: '2.0', error: toJsonRpcError(charged.error), id });
+            if (!charged.ok) return sendMessage(socket, { jsonrpc: '2.0', error: toJsonRpcError(charged.error), id });
             const overNow = this.table.overLimit(peer); // others may have subscribed meanwhile
             return overNow === null ? add() : refuse(overNow);
           },
           (error: unknown) => {
             this.options.logError(error, 'counting a subscription against its key');
-            send(socket, {
+            sendMessage(socket, {
               jsonrpc: '2.0',
               error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' },
               id,

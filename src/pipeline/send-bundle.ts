@@ -13,7 +13,7 @@ import type { ClusterClaims } from './cluster-claims';
 import { failureBeforeSending } from './bundle-simulation-check';
 import type { Router } from './router';
 import type { SubmissionRecorder } from './submission-recorder';
-import type { Accepted, BundleReceipt, SubmissionContext } from './submission-pipeline';
+import type { Submitted, BundleReceipt, SubmissionContext } from './submission-pipeline';
 import { TtlMap } from './ttl-map';
 
 /** Landed bundles remembered for resubmissions (about 600 bytes each with five signatures). */
@@ -34,11 +34,11 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
   return async function sendBundle(
     txs: readonly ValidatedTransaction[],
     context: SubmissionContext,
-  ): Promise<Result<Accepted<BundleReceipt>>> {
+  ): Promise<Result<Submitted<BundleReceipt>>> {
     const signatures = txs.map((tx) => tx.signature);
     const bundleId = computeBundleId(signatures);
     const landed = landedBundles.get(bundleId);
-    if (landed !== undefined) return ok({ value: landed, duplicate: true });
+    if (landed !== undefined) return ok({ value: landed, outcome: 'duplicate' });
     const route = router.route('sendBundle', false);
     if (!route.ok) return route;
     for (const upstream of route.value) {
@@ -55,7 +55,7 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
     const claimId = `bundle:${bundleId}`;
     const claimed = await claims.claim([claimId]);
     if (!claimed.ok) return claimed;
-    if (!claimed.value[0]) return ok({ value: { bundleId, signatures }, duplicate: true });
+    if (!claimed.value[0]) return ok({ value: { bundleId, signatures }, outcome: 'duplicate' });
     const results = await Promise.allSettled(route.value.map((upstream) => upstream.sendBundle(bundleId, txs)));
     const accepted = results.some((r) => r.status === 'fulfilled' && r.value.accepted);
     const rejection = results.find(
@@ -95,7 +95,7 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
     const receipt = { bundleId, signatures };
     landedBundles.set(bundleId, receipt);
     countTransactions('sendBundle', txs.length);
-    return ok({ value: receipt, duplicate: false });
+    return ok({ value: receipt, outcome: 'accepted' });
   };
 }
 

@@ -46,9 +46,9 @@ export interface BundleReceipt {
 }
 
 export interface SubmissionPipeline {
-  sendTransaction(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Accepted<string>>>;
-  submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<string[]>>>;
-  sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<BundleReceipt>>>;
+  sendTransaction(tx: ValidatedTransaction, options: SendOptions, context: SubmissionContext): Promise<Result<Submitted<string>>>;
+  submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Submitted<string[]>>>;
+  sendBundle(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Submitted<BundleReceipt>>>;
   /**
    * The journal sequence number up to which every submission has been handed to its route:
    * a ledger snapshot taken now contains all of them, so recovery replays only what follows.
@@ -57,16 +57,19 @@ export interface SubmissionPipeline {
 }
 
 /**
- * What a submission came to: its answer, and whether it had been submitted already (so
- * nothing was sent again: a resubmission, a claim another gateway holds, or what the
- * network has processed). The caller counts and logs it (http/submission-desk.ts).
+ * A submission taken, and how: `accepted` (sent now), `duplicate` (submitted already, so
+ * nothing was sent again: a resubmission, a claim another gateway holds, or what the network
+ * has processed), or `replayed` (the first answer to its Idempotency-Key, given again:
+ * http/idempotency.ts). The one shape of a submission's answer from the pipeline to the
+ * JSON-RPC handler, which writes `value` as the result; the desk (http/submission-desk.ts)
+ * counts and logs the outcome.
  */
-export interface Accepted<T> {
+export interface Submitted<T> {
   readonly value: T;
-  readonly duplicate: boolean;
+  readonly outcome: 'accepted' | 'duplicate' | 'replayed';
 }
 
-type Sent = Accepted<string>;
+type Sent = Submitted<string>;
 
 export interface PipelineDependencies {
   readonly router: Router;
@@ -125,7 +128,7 @@ export function createSubmissionPipeline({
     if (!claimed.ok) return claimed;
     if (!claimed.value[0]) {
       recent.remember(tx);
-      return ok({ value: tx.signature, duplicate: true });
+      return ok({ value: tx.signature, outcome: 'duplicate' });
     }
     let result: Result<Sent> | undefined;
     try {
@@ -158,7 +161,7 @@ export function createSubmissionPipeline({
     if (decision === 'held') {
       recent.remember(tx);
       countTransactions('sendTransaction');
-      return ok({ value: tx.signature, duplicate: false });
+      return ok({ value: tx.signature, outcome: 'accepted' });
     }
     const outcome = await sendToRoute(route.value, tx, decision === undefined ? options : windowOptions(options, decision));
     await recorder.record(
@@ -175,7 +178,7 @@ export function createSubmissionPipeline({
       });
     recent.remember(tx);
     countTransactions('sendTransaction');
-    return ok({ value: tx.signature, duplicate: false });
+    return ok({ value: tx.signature, outcome: 'accepted' });
   }
 
   /**
@@ -186,12 +189,12 @@ export function createSubmissionPipeline({
   async function adoptProcessed(tx: ValidatedTransaction, context: SubmissionContext, route: readonly Upstream[]): Promise<Result<Sent>> {
     await recorder.record('transaction', context, route, [tx], [{ state: 'forwarded' }]);
     recent.remember(tx);
-    return ok({ value: tx.signature, duplicate: true });
+    return ok({ value: tx.signature, outcome: 'duplicate' });
   }
 
   return {
     async sendTransaction(tx, options, context) {
-      if (recent.includes(tx)) return ok({ value: tx.signature, duplicate: true });
+      if (recent.includes(tx)) return ok({ value: tx.signature, outcome: 'duplicate' });
       const hash = tx.wire.signatures[0]!.readUInt32LE(0);
       const pending = inFlight.find(hash, (entry) => entry.bytes.equals(tx.wire.bytes));
       // The same bytes on their way already: this one is a duplicate of that one, whatever it comes to.
@@ -215,4 +218,4 @@ export function createSubmissionPipeline({
   };
 }
 
-const asDuplicate = (result: Result<Sent>): Result<Sent> => (result.ok ? ok({ value: result.value.value, duplicate: true }) : result);
+const asDuplicate = (result: Result<Sent>): Result<Sent> => (result.ok ? ok({ value: result.value.value, outcome: 'duplicate' }) : result);

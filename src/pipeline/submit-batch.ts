@@ -14,7 +14,7 @@ import type { RecentTransactions } from './recent-transactions';
 import { sendToRoute, stateAfter } from './route-send';
 import type { Router } from './router';
 import type { SubmissionRecorder } from './submission-recorder';
-import type { Accepted, SubmissionContext } from './submission-pipeline';
+import type { Submitted, SubmissionContext } from './submission-pipeline';
 
 /** Batch members skip preflight: each is executed on its own and may fail on chain alone. */
 const BATCH_SEND_OPTIONS: SendOptions = {
@@ -33,7 +33,7 @@ export interface BatchDependencies {
 }
 
 export function createBatchSubmitter({ router, recent, claims, recorder, protectedSends }: BatchDependencies) {
-  return async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Accepted<string[]>>> {
+  return async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Submitted<string[]>>> {
     const route = router.route('submitBatch', context.antiMev);
     if (!route.ok) return route;
     let fresh = txs.filter((tx) => !recent.includes(tx));
@@ -83,6 +83,6 @@ export function createBatchSubmitter({ router, recent, claims, recorder, protect
       });
       countTransactions('submitBatch', fresh.length);
     }
-    return ok({ value: txs.map((tx) => tx.signature), duplicate: fresh.length === 0 });
+    return ok({ value: txs.map((tx) => tx.signature), outcome: fresh.length === 0 ? 'duplicate' : 'accepted' });
   };
 }

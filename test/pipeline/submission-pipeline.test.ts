@@ -19,8 +19,8 @@ describe('submission pipeline', () => {
     answers.push(await pipeline.sendTransaction(tx, PREFLIGHT, context));
     for (const answer of answers) assert.ok(answer.ok && answer.value.value === tx.signature);
     assert.deepEqual(
-      answers.map((answer) => answer.ok && answer.value.duplicate),
-      [false, true, true, true],
+      answers.map((answer) => answer.ok && answer.value.outcome),
+      ['accepted', 'duplicate', 'duplicate', 'duplicate'],
       'the first is sent, the others are duplicates',
     );
     assert.equal(upstreams[0]!.sent.length, 1, 'forwarded once');
@@ -32,7 +32,7 @@ describe('submission pipeline', () => {
     const [alone, other] = [signedTransfer(1), signedTransfer(2)];
     await pipeline.sendTransaction(alone!, PREFLIGHT, context);
     const batch = await pipeline.submitBatch([alone!, other!], context);
-    assert.deepEqual(batch, { ok: true, value: { value: [alone!.signature, other!.signature], duplicate: false } });
+    assert.deepEqual(batch, { ok: true, value: { value: [alone!.signature, other!.signature], outcome: 'accepted' } });
     assert.deepEqual(
       upstreams[0]!.sent.map((tx) => tx.signature),
       [alone!.signature, other!.signature],
@@ -44,7 +44,7 @@ describe('submission pipeline', () => {
     const tx = signedTransfer();
     assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), {
       ok: true,
-      value: { value: tx.signature, duplicate: false },
+      value: { value: tx.signature, outcome: 'accepted' },
     });
     assert.deepEqual(
       upstreams.map((u) => u.sent.length),
@@ -68,7 +68,10 @@ describe('submission pipeline', () => {
     const { pipeline, journal, upstreams } = pipelineOver();
     upstreams[0]!.behaviour.simulateErr = 'AlreadyProcessed';
     const tx = signedTransfer();
-    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), { ok: true, value: { value: tx.signature, duplicate: true } });
+    assert.deepEqual(await pipeline.sendTransaction(tx, PREFLIGHT, context), {
+      ok: true,
+      value: { value: tx.signature, outcome: 'duplicate' },
+    });
     assert.equal(upstreams[0]!.sent.length, 0);
     assert.equal(journal.entries[0]!.transactions[0]!.state, 'forwarded');
   });
@@ -77,7 +80,7 @@ describe('submission pipeline', () => {
     const { pipeline, journal, upstreams } = pipelineOver();
     const txs = [signedTransfer(1), signedTransfer(2)];
     const answer = await pipeline.sendBundle(txs, context);
-    assert.ok(answer.ok && !answer.value.duplicate);
+    assert.ok(answer.ok && answer.value.outcome === 'accepted');
     const receipt = answer.value.value;
     assert.deepEqual(upstreams[0]!.bundles, [receipt.bundleId]);
     assert.equal(journal.entries[0]!.bundleId, receipt.bundleId);

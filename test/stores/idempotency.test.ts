@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fail, ok, slipwayError, type Result } from '../../src/errors/error-catalogue';
 import { createIdempotency, type IdempotentSubmission } from '../../src/http/idempotency';
-import type { Accepted } from '../../src/pipeline/submission-pipeline';
+import type { Submitted } from '../../src/pipeline/submission-pipeline';
 import type { IdempotencyStore } from '../../src/stores/idempotency-store';
 import { createPostgresIdempotencyStore } from '../../src/stores/idempotency-store-postgres';
 import { createSqliteIdempotencyStore } from '../../src/stores/idempotency-store-sqlite';
@@ -101,15 +101,15 @@ for (const [name, make] of Object.entries(stores)) {
         createIdempotency({ store, ttlMs: 60_000, abandonedAfterMs: 10_000, pollMs: 5, logError: (error) => assert.fail(String(error)) }),
       );
       let submitted = 0;
-      const submit = async (): Promise<Result<Accepted<string>>> => {
+      const submit = async (): Promise<Result<Submitted<string>>> => {
         submitted++;
         await new Promise((resolve) => setTimeout(resolve, 50));
-        return ok({ value: 'sig1', duplicate: false });
+        return ok({ value: 'sig1', outcome: 'accepted' });
       };
       const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => gateways[i % 2]!.run(submission('k4', 1), submit)));
       assert.equal(submitted, 1);
       assert.deepEqual(new Set(answers.map((a) => a.ok && a.value.value)), new Set(['sig1']));
-      assert.equal(answers.filter((a) => a.ok && a.value.replayed === true).length, 9);
+      assert.equal(answers.filter((a) => a.ok && a.value.outcome === 'replayed').length, 9);
       const other = await gateways[1]!.run(submission('k4', 2), submit);
       assert.equal(!other.ok && other.error.kind, 'IDEMPOTENCY_KEY_REUSED');
       assert.equal(submitted, 1);
@@ -125,7 +125,7 @@ for (const [name, make] of Object.entries(stores)) {
       void hung;
       await new Promise((resolve) => setTimeout(resolve, 20));
       const started = Date.now();
-      const answer = await gateway.run(submission('k5', 1), async () => (submitted++, ok({ value: 'sig1', duplicate: true })));
+      const answer = await gateway.run(submission('k5', 1), async () => (submitted++, ok({ value: 'sig1', outcome: 'duplicate' })));
       assert.equal(answer.ok && answer.value.value, 'sig1');
       assert.equal(submitted, 1);
       assert.ok(Date.now() - started >= 250, 'it waited for the claim to be abandoned');
@@ -134,7 +134,7 @@ for (const [name, make] of Object.entries(stores)) {
       const refused = await gateway.run(submission('k6', 1), async () => fail(slipwayError('PREFLIGHT_FAILURE', 'no')));
       assert.equal(!refused.ok && refused.error.kind, 'PREFLIGHT_FAILURE');
       assert.equal(await store.get('key_1', 'k6'), null, 'released');
-      const retried = await gateway.run(submission('k6', 2), async () => ok({ value: 'sig2', duplicate: false }));
+      const retried = await gateway.run(submission('k6', 2), async () => ok({ value: 'sig2', outcome: 'accepted' }));
       assert.equal(retried.ok && retried.value.value, 'sig2');
     });
   });
@@ -164,7 +164,7 @@ describe('idempotency keys when the store cannot be reached', () => {
     const broken = { claim: down, purge: down, get: down, answer: down, release: down, takeOver: down } as unknown as IdempotencyStore;
     const gateway = createIdempotency({ store: broken, ttlMs: 60_000, abandonedAfterMs: 1_000, pollMs: 10, logError: () => {} });
     let submitted = 0;
-    const answer = await gateway.run(submission('k7', 1), async () => (submitted++, ok({ value: 'x', duplicate: false })));
+    const answer = await gateway.run(submission('k7', 1), async () => (submitted++, ok({ value: 'x', outcome: 'accepted' })));
     assert.equal(!answer.ok && answer.error.kind, 'STORE_UNAVAILABLE');
     assert.match(
       !answer.ok ? answer.error.message : '',
