@@ -15,9 +15,9 @@ export interface SoakResult {
 }
 
 /** The landing step's figures under stable flat names, as the TPU's are: `landing_rpc_landed_pct`, `landing_tpu_slots_p99`, … */
-export type LandingFigures = Partial<Record<`landing_${RouteName}_${'landed_pct' | 'slots_p50' | 'slots_p99'}`, number | null>>;
+export type LandingStatistics = Partial<Record<`landing_${RouteName}_${'landed_pct' | 'slots_p50' | 'slots_p99'}`, number | null>>;
 
-export interface BenchResults extends LandingFigures {
+export interface BenchResults extends LandingStatistics {
   readonly mode: string;
   /** The commit measured (full hash), and whether the working tree had uncommitted changes then. */
   readonly commit: string;

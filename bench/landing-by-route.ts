@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import type { LandingFigures } from './bench-results';
+import type { LandingStatistics } from './bench-results';
 import { ROUTE_DESCRIPTIONS, ROUTE_NAMES, startGateway, type RouteName } from './landing-gateways';
 import { followUntilSettled, jsonRpc, offerLoad, pathsOf, RouteRun, untilReady } from './landing-load';
 import { cpuMicros, machineTicks } from './proc-cpu';
@@ -202,14 +202,14 @@ export async function measureLandingByRoute(quick: boolean, progress: (what: str
 }
 
 /** The step's headline figures under their flat names in latest.json. */
-export function landingFigures(landing: LandingByRoute): LandingFigures {
+export function landingStatistics(landing: LandingByRoute): LandingStatistics {
   const figures: Record<string, number | null> = {};
   for (const route of landing.routes) {
     figures[`landing_${route.route}_landed_pct`] = route.landedPct;
     figures[`landing_${route.route}_slots_p50`] = route.slots.p50;
     figures[`landing_${route.route}_slots_p99`] = route.slots.p99;
   }
-  return figures as LandingFigures;
+  return figures as LandingStatistics;
 }
 
 if (require.main === module) {

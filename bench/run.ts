@@ -24,7 +24,7 @@ import bs58 from 'bs58';
 import { bodies, measureCore, withServer, type CoreRun } from './core-runs';
 import { measureCostParts } from './cost-parts';
 import { measureTpuCost } from './tpu-cost';
-import { landingFigures, measureLandingByRoute } from './landing-by-route';
+import { landingStatistics, measureLandingByRoute } from './landing-by-route';
 import { runLoad } from './load';
 import { commitMeasured } from './machine-state';
 import { median } from './median';
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
       signedDuringRuns: onTheFly,
       ...(soak === undefined ? {} : { soak }),
       landing,
-      ...landingFigures(landing),
+      ...landingStatistics(landing),
       ratios: { ...ratios, tpu_cpu_per_tx_vs_udp_send: tpu.oneLeader.cpuUsPerTx / tpu.floor.cpuUsPerDatagram },
       spread,
     };

@@ -15,8 +15,8 @@ import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
 import { collectProcessMetrics } from './metrics/metrics';
-import { createSubmissionCore } from './pipeline/submission-core';
-import type { SubmissionTracker } from './pipeline/submission-tracker';
+import { assemblePipeline } from './pipeline/assemble-pipeline';
+import type { LandingTracker } from './pipeline/landing-tracker';
 import { watchThreadLoad } from './runtime/thread-load';
 import { countingJournal, openJournal, type Journal } from './stores/journal';
 import { prepareDataDir } from './stores/database/data-dir';
@@ -37,7 +37,7 @@ export interface RunningApp {
   /** The embedded ledger, when a route uses it. */
   readonly ledger: LocalLedger | undefined;
   readonly journal: Journal;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   /** The key created on first start with an empty key store, shown once. */
   readonly initialKey: { id: string; key: string } | null;
   /** Transactions replayed from the journal into the embedded ledger at start (after a crash). */
@@ -84,7 +84,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The server's logger, once it exists: nothing logs through it before the listeners are made.
   const logError = (error: unknown, what: string) => listeners.server.log.warn({ err: error }, `${what} failed`);
   const claims = redis && createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs);
-  const submissions = await createSubmissionCore(config, {
+  const submissions = await assemblePipeline(config, {
     journal,
     refusalCounts,
     upstreams,

@@ -5,7 +5,7 @@
  * submissions` does) or PostgreSQL, which covers every gateway of a cluster.
  */
 import { resolveConfig } from '../config/config';
-import type { Figures, Percentiles, Refused } from '../reports/landing-figures';
+import type { Statistics, Percentiles, Refused } from '../reports/landing-statistics';
 import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../reports/landing-reports';
 import { openJournal } from '../stores/journal';
 import { openStore } from '../stores/database/open-store';
@@ -60,7 +60,7 @@ function format(report: LandingReport): string {
 }
 
 /** One line: the counts, the landed share and the times to land. */
-function figures({ transactions: t, final, landedPercent, timeToLand }: Figures): string {
+function figures({ transactions: t, final, landedPercent, timeToLand }: Statistics): string {
   const share = landedPercent === null ? 'landed % n/a (nothing final)' : `landed ${landedPercent.toFixed(2)} % of ${final} final`;
   return (
     `transactions ${t.submitted} submitted, ${t.landed} landed, ${t.failedOnChain} failed on chain, ${t.expired} expired, ` +

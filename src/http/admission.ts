@@ -17,7 +17,7 @@
  *   slow down (429), and the other keys keep their places.
  *
  * One set of counts, each entered and left once per request (`enter`/`leave`,
- * `enterKey`/`leaveKey`): the lean lane (lean-lane.ts) enters on a request's head and leaves
+ * `enterKey`/`leaveKey`): lean HTTP (lean-http.ts) enters on a request's head and leaves
  * on its answer; node:http's path enters through `admit`/`admitKey`, which leave when the
  * response closes.
  *
@@ -59,7 +59,7 @@ export class Admission {
   private readonly perAddress = new Map<string, number>();
   /** Connections opened past their address's limit: each of their requests is refused. */
   private readonly overLimit = new WeakSet<Socket>();
-  /** Requests in progress (admitted, not yet answered), on node:http's path and in the lean lane: the queue depth. */
+  /** Requests in progress (admitted, not yet answered), on node:http's path and in lean HTTP: the queue depth. */
   private inProgress = 0;
   /** node:http's responses in progress: at shutdown each is told to close its connection. */
   private readonly responses = new Set<ServerResponse>();
@@ -124,7 +124,7 @@ export class Admission {
    * Counts a request in progress until `leave()`, or says why it is shed (over capacity, or
    * closing). `begunBeforeClose`: the request began before the gateway started closing, so it
    * is in progress as node:http counts one whose head had come, and is still served. Both the
-   * lean lane (per request) and node:http's path (`admit`, until the response closes) count here.
+   * lean HTTP (per request) and node:http's path (`admit`, until the response closes) count here.
    */
   enter(begunBeforeClose = false): Shed | null {
     const why = this.overloaded();

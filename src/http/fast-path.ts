@@ -1,6 +1,6 @@
 /**
  * The two hot routes, `POST /` and `POST /submit-batch`, served on `node:http` directly
- * (for the requests the lean lane, lean-lane.ts, does not read off the socket itself),
+ * (for the requests lean HTTP, lean-http.ts, does not read off the socket itself),
  * without Fastify's request and reply objects, hooks and serializer (about 6 µs a request,
  * measured against a bare server, of a budget of a few tens). It serves only requests whose
  * headers need nothing else: an exact path (no query string), a Content-Length within the
@@ -9,7 +9,7 @@
  * ways and compares the answers.
  *
  * The answers are made by the same functions as Fastify's routes (`answerRpc`,
- * `answerBatch` in submission-answers.ts), so the paths cannot drift apart.
+ * `answerBatch` in route-handlers.ts), so the paths cannot drift apart.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../auth/authenticator';

@@ -1,6 +1,6 @@
 /**
  * The gateway's JSON-RPC methods on `/` and the Jito-style paths: submissions go to the
- * submission desk (which answers, counts and logs them); statuses to the status view; the
+ * submission service (which answers, counts and logs them); statuses to the status view; the
  * reads Slipway forwards to the router.
  *
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
@@ -19,7 +19,7 @@ import { countRefusal, refuseJsonRpc, countedErrorResponse } from './refusal-rep
 import { answered } from './idempotency';
 import { readParamsProblem } from './read-params';
 import { simulateBundle } from './simulate-bundle';
-import type { SubmissionDesk } from './submission-desk';
+import type { SubmissionService } from './submission-service';
 
 export interface RpcCallContext {
   readonly key: ApiKeyRecord;
@@ -36,7 +36,7 @@ interface DispatchContext extends RpcCallContext {
 
 export interface JsonRpcHandlerOptions {
   /** Where submissions are answered, counted and logged. */
-  readonly desk: SubmissionDesk;
+  readonly service: SubmissionService;
   readonly router: Router;
   readonly statusView: StatusView;
   /** `getLandingReport`'s figures, a key's own. */
@@ -64,7 +64,7 @@ const SUBMISSION_METHODS = new Set(['sendTransaction', 'sendBundle']);
 const ADMITTED = ok(undefined);
 
 export function createJsonRpcHandler({
-  desk,
+  service,
   router,
   statusView,
   landingReports,
@@ -76,12 +76,12 @@ export function createJsonRpcHandler({
   async function dispatch(id: JsonRpcId, method: string, params: readonly unknown[], context: DispatchContext): Promise<Reply> {
     switch (method) {
       case 'sendTransaction': {
-        const sent = await desk.sendTransaction(params, context);
+        const sent = await service.sendTransaction(params, context);
         if (!sent.ok) return refuseJsonRpc(id, sent.error);
         return answered(resultResponse(id, sent.value.value), sent.value);
       }
       case 'sendBundle': {
-        const sent = await desk.sendBundle(params, context);
+        const sent = await service.sendBundle(params, context);
         if (!sent.ok) return refuseJsonRpc(id, sent.error);
         const receipt = sent.value.value;
         return answered(resultResponse(id, bundleResult === 'id' ? receipt.bundleId : receipt.signatures), sent.value);

@@ -1,5 +1,5 @@
 /**
- * One lean-lane connection as a state machine without I/O (lean-lane.ts is its driver, the
+ * One lean-http connection as a state machine without I/O (lean-http.ts is its driver, the
  * one owner of the socket, the timer and the answers). It is fed what happens — bytes, the
  * client's FIN, an answer written, a time-out, the gateway closing, the socket closed — and
  * answers with the one step the driver takes next; what may happen next is read from its
@@ -57,7 +57,7 @@ export type LeanPhase = ReadingHead | ReadingBody | Serving | HandedOver | Close
  */
 export type LeanStep = 'wait' | 'serve' | 'hand-over' | 'finish' | 'destroy';
 
-/** Admission as the lane sees it (lean-lane.ts makes it from the authenticator and `Admission`). */
+/** Admission as lean HTTP sees it (lean-http.ts makes it from the authenticator and `Admission`). */
 export interface LeanGate {
   /**
    * The key of a request whose head has come, counted in progress until `leave`; null when it
@@ -69,7 +69,7 @@ export interface LeanGate {
 }
 
 export interface LeanLimits {
-  /** The largest head the lane reads; a larger one is node:http's to judge. */
+  /** The largest head lean HTTP reads; a larger one is node:http's to judge. */
   readonly maxHeadBytes: number;
   readonly bodyLimit: number;
 }
@@ -107,7 +107,7 @@ export class LeanConnection {
     return this.phase.kind === 'reading-head' && this.buffered === 0;
   }
 
-  /** Still the lane's (not handed over, not closed). */
+  /** Still lean HTTP's (not handed over, not closed). */
   get open(): boolean {
     return this.phase.kind !== 'handed-over' && this.phase.kind !== 'closed';
   }
@@ -182,7 +182,7 @@ export class LeanConnection {
     if (this.phase.kind !== 'handed-over') this.phase = CLOSED;
   }
 
-  /** Every byte not served, for node:http after `hand-over`; the lane holds none afterwards. */
+  /** Every byte not served, for node:http after `hand-over`; lean HTTP holds none afterwards. */
   takeRest(): Buffer | null {
     this.merge();
     const rest = this.pending;

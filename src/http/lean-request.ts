@@ -1,5 +1,5 @@
 /**
- * The lean lane's reader (lean-lane.ts): one HTTP/1.1 request at the start of a buffer, if it
+ * Lean HTTP's reader (lean-http.ts): one HTTP/1.1 request at the start of a buffer, if it
  * is complete and inside a deliberately narrow form, the one submission clients send:
  *
  *   POST / HTTP/1.1  (or POST /submit-batch HTTP/1.1)

@@ -11,7 +11,7 @@ import type { SlipwayConfig } from '../config/config';
 import type { DashboardFeed } from '../dashboard/dashboard-feed';
 import { createKeyLimits } from '../limits/key-limits';
 import type { RateLimiter } from '../limits/rate-limiter';
-import type { SubmissionCore } from '../pipeline/submission-core';
+import type { AssembledPipeline } from '../pipeline/assemble-pipeline';
 import type { IdempotencyStore } from '../stores/idempotency-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import { Admission } from './admission';
@@ -55,7 +55,7 @@ const IDEMPOTENCY_POLL_MS = 50;
 
 export interface ListenerParts {
   readonly authenticator: Authenticator;
-  readonly submissions: Pick<SubmissionCore, 'pipeline' | 'router' | 'statusView' | 'refusals' | 'tallyRefusal' | 'landingReports'>;
+  readonly submissions: Pick<AssembledPipeline, 'pipeline' | 'router' | 'statusView' | 'refusals' | 'recordRefusal' | 'landingReports'>;
   readonly validator: TransactionValidator;
   readonly limiter: RateLimiter;
   readonly dashboard: DashboardFeed;

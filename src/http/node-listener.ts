@@ -12,7 +12,7 @@ import { ERROR_CATALOGUE, type SlipwayError } from '../errors/error-catalogue';
 import type { Admission } from './admission';
 import { ONLY_WEBSOCKET_UPGRADES } from './foreign-upgrade';
 import { writeAnswer } from './fast-path';
-import type { LeanLane } from './lean-lane';
+import type { LeanHttp } from './lean-http';
 import { answerProtocolRefusal, protocolRefusal, refuseExpectation } from './protocol-refusals';
 import { answerAndClose } from './raw-answer';
 import { refuseOnPath } from './refusal-replies';
@@ -28,8 +28,8 @@ export interface NodeListenerOptions {
   readonly admission: Admission;
   /** Serves the request and returns true, or returns false to leave it to Fastify. */
   readonly fastPath: () => ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
-  /** The lean lane (lean-lane.ts), when the leanHttp setting asks for it: each connection starts there. */
-  readonly leanLane?: () => LeanLane | undefined;
+  /** Lean HTTP (lean-http.ts), when the leanHttp setting asks for it: each connection starts there. */
+  readonly leanServer?: () => LeanHttp | undefined;
 }
 
 const httpAgainFor = new WeakMap<http.Server, (socket: Socket) => void>();
@@ -68,17 +68,17 @@ export function nodeServerFactory(options: NodeListenerOptions) {
       },
     );
     // node:http's own connection handler, taken off the server so that a connection can start
-    // in the lean lane and be handed to it later (or at once, without the lane).
+    // in lean HTTP and be handed to it later (or at once, without lean HTTP).
     const nodeHandlers = server.listeners('connection') as ((socket: Socket) => void)[];
     server.removeAllListeners('connection');
     const toNode = (socket: Socket) => {
       for (const handler of nodeHandlers) handler.call(server, socket);
     };
-    /** Starts HTTP on a connection: in the lean lane, or at once in node:http. */
+    /** Starts HTTP on a connection: in lean HTTP, or at once in node:http. */
     const toHttp = (socket: Socket) => {
-      const lane = options.leanLane?.();
-      if (lane === undefined) toNode(socket);
-      else lane.adopt(socket, toNode);
+      const leanServer = options.leanServer?.();
+      if (leanServer === undefined) toNode(socket);
+      else leanServer.adopt(socket, toNode);
     };
     server.on('connection', (socket: Socket) => {
       admission.connected(socket);

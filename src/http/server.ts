@@ -12,7 +12,7 @@ import { ERROR_CATALOGUE, slipwayError } from '../errors/error-catalogue';
 import { requestDuration } from '../metrics/metrics';
 import type { Admission } from './admission';
 import { createFastPath } from './fast-path';
-import { createLeanLane, type LeanLane } from './lean-lane';
+import { createLeanHttp, type LeanHttp } from './lean-http';
 import { refuseOnPath } from './refusal-replies';
 import { installJsonBodyParser } from '../web/json-body';
 import { registerFallbacks } from './fallback-handlers';
@@ -22,14 +22,14 @@ import { answerAtOnce, clientErrorHandler, nodeServerFactory, type NodeListenerO
 import { registerOperatorRoutes, type OperatorRoutesOptions } from './operator-routes';
 import { requestIdOf } from './request-id';
 import { metaOf, parseAntiMev, sendReply } from './route-replies';
-import { createSubmissionAnswers, type SubmissionAnswersOptions } from './submission-answers';
+import { createRouteHandlers, type RouteHandlersOptions } from './route-handlers';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const JSON_RPC_PATHS = ['/', '/api/v1/transactions', '/api/v1/bundles'] as const;
 
-export type HttpServerOptions = SubmissionAnswersOptions &
+export type HttpServerOptions = RouteHandlersOptions &
   OperatorRoutesOptions &
   Omit<NodeListenerOptions, 'fastPath'> & {
     readonly authenticator: Authenticator;
@@ -38,7 +38,7 @@ export type HttpServerOptions = SubmissionAnswersOptions &
     readonly idleTimeoutMs: number;
     /** Connections per client address, requests in progress, event-loop lateness (admission.ts); shared with the WebSocket listeners. */
     readonly admission: Admission;
-    /** Submissions read and answered off the socket (lean-lane.ts). */
+    /** Submissions read and answered off the socket (lean-http.ts). */
     readonly leanHttp: boolean;
   };
 
@@ -47,7 +47,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Made below, once the routes it serves exist (they log through the app); the node:http server asks for it on each request.
   // eslint-disable-next-line prefer-const
   let fast: ReturnType<typeof createFastPath> | undefined;
-  let lean: LeanLane | undefined;
+  let lean: LeanHttp | undefined;
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -72,7 +72,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     // The hot routes are served before Fastify sees them (fast-path.ts); the server is
     // otherwise the one Fastify would make, with its timeouts.
-    serverFactory: nodeServerFactory({ ...options, fastPath: () => fast, leanLane: () => lean }),
+    serverFactory: nodeServerFactory({ ...options, fastPath: () => fast, leanServer: () => lean }),
   });
   // Refusals on arrival (over capacity, too many connections, shutting down), before Fastify or the fast path.
   const { admission } = options;
@@ -98,14 +98,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     child.observe(reply.elapsedTime / 1000);
   });
 
-  const { answerRpc, answerBatch } = createSubmissionAnswers(options, app.log);
+  const { answerRpc, answerBatch } = createRouteHandlers(options, app.log);
   const failed = (path: '/' | '/submit-batch', error: unknown) => {
     app.log.error({ err: error }, 'request failed unexpectedly');
     return refuseOnPath(path, slipwayError('INTERNAL_ERROR', 'Internal error: the request could not be completed'));
   };
   const routes = { '/': answerRpc, '/submit-batch': answerBatch };
   if (options.leanHttp) {
-    lean = createLeanLane({
+    lean = createLeanHttp({
       authenticator: options.authenticator,
       admission,
       bodyLimit: BODY_LIMIT_BYTES,

@@ -144,13 +144,13 @@ export const fastPathRequestsTotal = new client.Counter({
 /** Counted through hot-series.ts. */
 export const leanRequestsTotal = new client.Counter({
   name: 'slipway_http_lean_requests_total',
-  help: 'Requests to POST / and POST /submit-batch read and answered straight off the connection (the lean lane, leanHttp); also counted in slipway_http_fast_path_requests_total.',
+  help: 'Requests to POST / and POST /submit-batch read and answered straight off the connection (lean HTTP, leanHttp); also counted in slipway_http_fast_path_requests_total.',
   collect: collectHotCounts,
 });
 
 export const leanHandoversTotal = new client.Counter({
   name: 'slipway_http_lean_handovers_total',
-  help: "Connections the lean lane handed to node:http, by reason: form (a request outside its plain form), incomplete (a request that did not arrive whole within a second), refused (a refusal on arrival: unknown key, over capacity, the key's share taken).",
+  help: "Connections lean HTTP handed to node:http, by reason: form (a request outside its plain form), incomplete (a request that did not arrive whole within a second), refused (a refusal on arrival: unknown key, over capacity, the key's share taken).",
   labelNames: ['reason'],
 });
 
@@ -184,7 +184,7 @@ export const transactionStatesTotal = new client.Counter({
   ),
 });
 
-// Why submissions did not land, by outcome reason code: refusals (submission-desk.ts) and final states (counting-journal.ts).
+// Why submissions did not land, by outcome reason code: refusals (submission-service.ts) and final states (counting-journal.ts).
 const REASONS = Object.keys(OUTCOME_REASONS) as OutcomeReason[];
 const reasonCounts = new Float64Array(REASONS.length);
 

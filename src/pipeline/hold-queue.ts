@@ -16,7 +16,7 @@ import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { protectedExpiredWhileHeldTotal, protectedHoldSeconds, protectedReleasedTotal } from '../metrics/metrics';
 import { sendToRoute, stateAfter } from './route-send';
-import type { SubmissionTracker } from './submission-tracker';
+import type { LandingTracker } from './landing-tracker';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, SendRecord, StateChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
@@ -42,7 +42,7 @@ export interface HeldTransaction {
 export interface HoldQueueOptions {
   readonly window: SafeWindow;
   readonly journal: Journal;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   /** Where blockhash validity is asked. */
   readonly reads: Upstream;
   /** How often the window is looked at while something is held. */

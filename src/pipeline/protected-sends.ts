@@ -12,13 +12,13 @@ import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { HoldQueue } from './hold-queue';
 import type { JournalState, RouteOutcome } from './route-send';
-import type { SubmissionRecorder } from './submission-recorder';
+import type { JournalRecorder } from './journal-recorder';
 import type { SubmissionContext } from './submission-pipeline';
 
 export class ProtectedSends {
   constructor(
     private readonly protection: { readonly window: SafeWindow; readonly holds: HoldQueue },
-    private readonly recorder: SubmissionRecorder,
+    private readonly recorder: JournalRecorder,
   ) {}
 
   /** A protected transaction's state with the evidence of its first send, made at once (not held), when it was sent. */

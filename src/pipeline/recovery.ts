@@ -16,7 +16,7 @@ import { restoreValidatedTransaction } from '../validation/validate-transaction'
 import type { HoldQueue } from './hold-queue';
 import type { RecentTransactions } from './recent-transactions';
 import type { Router } from './router';
-import type { SubmissionTracker } from './submission-tracker';
+import type { LandingTracker } from './landing-tracker';
 
 /** Options for sending a held transaction after a restart (its preflight ran when it was accepted). */
 const RESUMED_SEND_OPTIONS = {
@@ -40,7 +40,7 @@ export async function warmDuplicateWindow(journal: Journal, recent: RecentTransa
 export interface Following {
   readonly journal: Journal;
   readonly router: Router;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   readonly holds: HoldQueue;
   readonly logError: (error: unknown, what: string) => void;
 }

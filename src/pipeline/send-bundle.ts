@@ -12,7 +12,7 @@ import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { ClusterClaims } from './cluster-claims';
 import { failureBeforeSending } from './bundle-simulation-check';
 import type { Router } from './router';
-import type { SubmissionRecorder } from './submission-recorder';
+import type { JournalRecorder } from './journal-recorder';
 import type { Submitted, BundleReceipt, SubmissionContext } from './submission-pipeline';
 import { TtlMap } from './ttl-map';
 
@@ -22,7 +22,7 @@ const MAX_LANDED_BUNDLES = 100_000;
 export interface BundleDependencies {
   readonly router: Router;
   readonly claims: ClusterClaims;
-  readonly recorder: SubmissionRecorder;
+  readonly recorder: JournalRecorder;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
   /** Whether a bundle is simulated first, and refused if it would fail (bundle-simulation-check.ts). */

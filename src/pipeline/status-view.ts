@@ -9,7 +9,7 @@ import type { Journal, JournalEntry } from '../stores/journal';
 import type { SignatureStatusView } from '../upstreams/upstream';
 import type { RecentRefusals } from './recent-refusals';
 import type { Router } from './router';
-import { describeRefusal, describeSubmission } from './submission-view';
+import { describeRefusal, describeSubmission } from './describe-submission';
 
 const MAX_SIGNATURES = 256;
 const MAX_BUNDLE_IDS = 5;

@@ -2,7 +2,7 @@
  * The submission pipeline: takes transactions that passed the edge checks and sees them
  * to their route. This file has `sendTransaction` and composes the rest, one file each:
  * batches (submit-batch.ts), bundles (send-bundle.ts), the preflight (preflight.ts), the
- * cluster's claims (cluster-claims.ts), journaling (submission-recorder.ts) and protected
+ * cluster's claims (cluster-claims.ts), journaling (journal-recorder.ts) and protected
  * sends (protected-sends.ts). Its order is the product's promise: duplicate check, preflight (unless
  * skipped), journal (durable: from here on nothing is lost), the route's upstreams, then
  * the tracker, which follows each transaction until it lands or expires.
@@ -30,8 +30,8 @@ import { sendToRoute, stateAfter } from './route-send';
 import type { Router } from './router';
 import { createBundleSender } from './send-bundle';
 import { createBatchSubmitter } from './submit-batch';
-import { journalFailure, SubmissionRecorder } from './submission-recorder';
-import type { SubmissionTracker } from './submission-tracker';
+import { journalFailure, JournalRecorder } from './journal-recorder';
+import type { LandingTracker } from './landing-tracker';
 
 export interface SubmissionContext {
   readonly keyId: string;
@@ -61,7 +61,7 @@ export interface SubmissionPipeline {
  * nothing was sent again: a resubmission, a claim another gateway holds, or what the network
  * has processed), or `replayed` (the first answer to its Idempotency-Key, given again:
  * http/idempotency.ts). The one shape of a submission's answer from the pipeline to the
- * JSON-RPC handler, which writes `value` as the result; the desk (http/submission-desk.ts)
+ * JSON-RPC handler, which writes `value` as the result; the service (http/submission-service.ts)
  * counts and logs the outcome.
  */
 export interface Submitted<T> {
@@ -75,7 +75,7 @@ export interface PipelineDependencies {
   readonly router: Router;
   readonly journal: Journal;
   readonly recent: RecentTransactions;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   /** How long a landed bundle's ID is remembered, so that resending it is answered, not re-executed. */
   readonly duplicateTtlMs: number;
   /** Whether bundles are simulated before they are sent (the simulateBundles setting). */
@@ -99,7 +99,7 @@ export function createSubmissionPipeline({
   protection,
   claims,
 }: PipelineDependencies): SubmissionPipeline {
-  const recorder = new SubmissionRecorder(journal, tracker, initialSeq);
+  const recorder = new JournalRecorder(journal, tracker, initialSeq);
   // The slot is read from the tracker's watch, never asked for: a request waits for nothing more.
   const received = (context: SubmissionContext): SubmissionContext => ({
     keyId: context.keyId,

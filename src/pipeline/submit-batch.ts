@@ -13,7 +13,7 @@ import type { ProtectedSends } from './protected-sends';
 import type { RecentTransactions } from './recent-transactions';
 import { sendToRoute, stateAfter } from './route-send';
 import type { Router } from './router';
-import type { SubmissionRecorder } from './submission-recorder';
+import type { JournalRecorder } from './journal-recorder';
 import type { Submitted, SubmissionContext } from './submission-pipeline';
 
 /** Batch members skip preflight: each is executed on its own and may fail on chain alone. */
@@ -28,12 +28,15 @@ export interface BatchDependencies {
   readonly router: Router;
   readonly recent: RecentTransactions;
   readonly claims: ClusterClaims;
-  readonly recorder: SubmissionRecorder;
+  readonly recorder: JournalRecorder;
   readonly protectedSends: ProtectedSends;
 }
 
 export function createBatchSubmitter({ router, recent, claims, recorder, protectedSends }: BatchDependencies) {
-  return async function submitBatch(txs: readonly ValidatedTransaction[], context: SubmissionContext): Promise<Result<Submitted<string[]>>> {
+  return async function submitBatch(
+    txs: readonly ValidatedTransaction[],
+    context: SubmissionContext,
+  ): Promise<Result<Submitted<string[]>>> {
     const route = router.route('submitBatch', context.antiMev);
     if (!route.ok) return route;
     let fresh = txs.filter((tx) => !recent.includes(tx));

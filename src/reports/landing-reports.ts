@@ -1,11 +1,11 @@
 /**
  * The landing report of a period: the journal's transactions received in it and the refusal
- * counts of its minutes (stores/refusal-counts.ts), as figures (landing-figures.ts), for one key or
+ * counts of its minutes (stores/refusal-counts.ts), as figures (landing-statistics.ts), for one key or
  * for every key. The JSON-RPC method `getLandingReport`, `bin/slipway report` and the
  * dashboard all read it here.
  */
 import type { Journal } from '../stores/journal';
-import { landingFigures, type LandingFigures } from './landing-figures';
+import { landingStatistics, type LandingStatistics } from './landing-statistics';
 import type { RefusalCounts } from '../stores/refusal-counts';
 
 /** The longest period a report covers: its transactions are read and sorted in memory. */
@@ -14,7 +14,7 @@ export const DEFAULT_PERIOD_MS = 24 * 3_600_000;
 /** How long one key's report of one period is given again to the same key instead of read anew. */
 export const REUSE_MS = 2_000;
 
-export interface LandingReport extends LandingFigures {
+export interface LandingReport extends LandingStatistics {
   /** The key whose submissions these are; null: every key's. */
   readonly keyId: string | null;
   /** The period: submissions received from `since` (ISO 8601) until `until` (when the report was made). */
@@ -43,7 +43,7 @@ export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, re
   const recent = new Map<string, { at: number; report: Promise<LandingReport> }>();
   const ofKey = async (keyId: string, periodMs: number): Promise<LandingReport> => {
     const { rows, refused, period } = await read(periodMs, keyId);
-    return { keyId, ...period, ...landingFigures(rows, refused) };
+    return { keyId, ...period, ...landingStatistics(rows, refused) };
   };
   return {
     ofKey(keyId, periodMs) {
@@ -61,11 +61,11 @@ export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, re
       const { rows, refused, period } = await read(periodMs);
       const keyIds = [...new Set([...rows.map((r) => r.keyId), ...refused.map((r) => r.keyId)])].sort();
       return {
-        all: { keyId: null, ...period, ...landingFigures(rows, refused) },
+        all: { keyId: null, ...period, ...landingStatistics(rows, refused) },
         keys: keyIds.map((keyId) => ({
           keyId,
           ...period,
-          ...landingFigures(
+          ...landingStatistics(
             rows.filter((r) => r.keyId === keyId),
             refused.filter((r) => r.keyId === keyId),
           ),

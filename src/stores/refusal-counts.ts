@@ -4,7 +4,7 @@
  * landing report, per minute, in the data dir's SQLite or in PostgreSQL beside the journal
  * (so that it covers every gateway of a cluster and survives restarts).
  *
- * Counts arrive already summed (reports/refusal-tally.ts adds them up in memory and writes once a
+ * Counts arrive already summed (reports/refusal-count-buffer.ts adds them up in memory and writes once a
  * second), so a store sees a handful of rows a second however many refusals there are.
  */
 import type { OutcomeReason } from '../core/outcome-reasons';

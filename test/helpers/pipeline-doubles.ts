@@ -1,5 +1,5 @@
 /**
- * In-memory doubles for building a SubmissionPipeline, Router or SubmissionTracker directly:
+ * In-memory doubles for building a SubmissionPipeline, Router or LandingTracker directly:
  * a journal that keeps entries in an array, and an upstream that counts what it is asked
  * and answers as told. Transactions are real (signed with real keys, parsed by the
  * validator): only the network and the disk are stood in for.
@@ -12,7 +12,7 @@ import { HoldQueue } from '../../src/pipeline/hold-queue';
 import { RecentTransactions } from '../../src/pipeline/recent-transactions';
 import { createRouter, type Router } from '../../src/pipeline/router';
 import { createSubmissionPipeline, type SubmissionPipeline } from '../../src/pipeline/submission-pipeline';
-import { SubmissionTracker } from '../../src/pipeline/submission-tracker';
+import { LandingTracker } from '../../src/pipeline/landing-tracker';
 import { SafeWindow } from '../../src/protection/safe-window';
 import type { Journal, JournalEntry, LandingGroup, NewSubmission, StateChange } from '../../src/stores/journal';
 import type { BundleSendResult, Upstream } from '../../src/upstreams/upstream';
@@ -211,7 +211,7 @@ export interface PipelineUnderTest {
   readonly pipeline: SubmissionPipeline;
   readonly router: Router;
   readonly journal: MemoryJournal;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   readonly holds: HoldQueue;
   readonly upstreams: CountingUpstream[];
 }
@@ -231,7 +231,7 @@ export function pipelineOver(upstreams: CountingUpstream[] = [countingUpstream()
     throw error;
   };
   const window = new SafeWindow({ upcoming: () => ({ known: false, reason: 'not used' }), close: async () => {} }, undefined);
-  const tracker = new SubmissionTracker({
+  const tracker = new LandingTracker({
     journal,
     reads: router.reads,
     intervalMs: 20,

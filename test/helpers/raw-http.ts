@@ -121,7 +121,7 @@ export class RawConnection {
   }
 }
 
-/** A request in the lane's plain form, with `extra` header lines. */
+/** A request in lean HTTP's plain form, with `extra` header lines. */
 export function request(path: string, key: string, body: string, extra: string[] = []): string {
   return [
     `POST ${path} HTTP/1.1`,
@@ -135,10 +135,10 @@ export function request(path: string, key: string, body: string, extra: string[]
   ].join('\r\n');
 }
 
-/** Requests the lean lane has served in this process so far. */
+/** Requests lean HTTP has served in this process so far. */
 export const leanServed = async () => (await leanRequestsTotal.get()).values[0]?.value ?? 0;
 
-/** Connections the lean lane has handed to node:http for `reason` in this process so far. */
+/** Connections lean HTTP has handed to node:http for `reason` in this process so far. */
 export const leanHandovers = async (reason: string) =>
   (await leanHandoversTotal.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
 

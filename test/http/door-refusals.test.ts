@@ -3,8 +3,8 @@
  * Slipway's shape, with words a user can act on: a Content-Type without a slash, a
  * Content-Encoding in capitals, x-api-key sent twice or empty, an Idempotency-Key on a read,
  * request lines of other HTTP versions, no Host, an unknown Expect, ids JSON cannot carry
- * back, an anti_mev value outside its choices. Where the lean lane could take a request, the
- * same bytes go to a connection the lane serves and to one node:http serves, and the answers
+ * back, an anti_mev value outside its choices. Where lean HTTP could take a request, the
+ * same bytes go to a connection lean HTTP serves and to one node:http serves, and the answers
  * must be the same.
  */
 import assert from 'node:assert/strict';
@@ -22,12 +22,12 @@ after(async () => gw?.close());
 
 const getHealth = (id: unknown = 1) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"getHealth"}`;
 
-/** The first answer to `bytes` on a new connection (the lean lane's, when it takes them). */
+/** The first answer to `bytes` on a new connection (lean HTTP's, when it takes them). */
 async function answerTo(bytes: string, warmUp = false): Promise<RawResponse> {
   const connection = new RawConnection(port);
   try {
     if (warmUp) {
-      // A first request outside the lane's form: the connection is node:http's from then on.
+      // A first request outside lean HTTP's form: the connection is node:http's from then on.
       connection.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
       assert.equal((await connection.next())?.status, 200);
     }
@@ -44,7 +44,7 @@ async function answerTo(bytes: string, warmUp = false): Promise<RawResponse> {
 async function bothWays(bytes: string): Promise<{ status: number; body: any }> {
   const [lane, node] = [await answerTo(bytes), await answerTo(bytes, true)];
   const bare = (answer: RawResponse) => ({ ...comparable(answer), headers: [] });
-  assert.deepEqual(bare(lane), bare(node), `the lane and node:http differ on ${JSON.stringify(bytes.slice(0, 120))}`);
+  assert.deepEqual(bare(lane), bare(node), `lean HTTP and node:http differ on ${JSON.stringify(bytes.slice(0, 120))}`);
   return { status: lane.status, body: lane.body === '' ? undefined : JSON.parse(lane.body) };
 }
 
@@ -123,7 +123,7 @@ describe('the doors: the request around the body', () => {
     assert.match(refused.body.error.message, /^Idempotency-Key must be one header of 1 to 255 visible ASCII characters/);
   });
 
-  it('a read whose params do not fit is refused with -32602 naming the parameter, by the lane and node:http alike', async () => {
+  it('a read whose params do not fit is refused with -32602 naming the parameter, by lean HTTP and node:http alike', async () => {
     const body = '{"jsonrpc":"2.0","id":3,"method":"getBalance","params":["11111111111111111111111111111111",1]}';
     const answer = await bothWays(request('/', gw.key, body));
     assert.deepEqual(answer.body.error, {

@@ -1,7 +1,7 @@
 /**
- * The lean lane's connection state machine (src/http/lean-connection.ts) without sockets:
+ * Lean HTTP's connection state machine (src/http/lean-connection.ts) without sockets:
  * bytes and events in, steps and phases out, admission counted by a fake gate. The driver
- * (lean-lane.ts) on real sockets is tested in lean-lane.test.ts and lean-lane-attacks.test.ts.
+ * (lean-http.ts) on real sockets is tested in lean-http.test.ts and lean-http-attacks.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import type { ApiKeyRecord } from '../../src/stores/key-store';
 
 const LIMITS = { maxHeadBytes: 8 * 1024, bodyLimit: 64 * 1024 };
 
-/** A request in the lane's form, with `body`; `close` asks for Connection: close. */
+/** A request in lean HTTP's form, with `body`; `close` asks for Connection: close. */
 function request(body: string, { key = 'good', close = false, path = '/' } = {}): Buffer {
   const length = Buffer.byteLength(body);
   const connection = close ? 'Connection: close\r\n' : '';
@@ -117,7 +117,7 @@ describe('lean connection: handing over to node:http', () => {
     assert.equal(connection.answered(serving(connection), false), 'hand-over');
     assert.deepEqual(connection.phase, { kind: 'handed-over', reason: 'form' });
     assert.deepEqual(connection.takeRest(), other);
-    assert.equal(connection.takeRest(), null, 'the lane holds nothing afterwards');
+    assert.equal(connection.takeRest(), null, 'lean HTTP holds nothing afterwards');
     assert.equal(inProgress(), 0);
   });
 

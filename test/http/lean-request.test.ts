@@ -135,7 +135,7 @@ function mutate(base: string, random: (n: number) => number): string {
   return `${head}\r\n\r\n${body}`;
 }
 
-describe("the lean lane's reader, cross-checked against node:http's parser (llhttp)", () => {
+describe("lean HTTP's reader, cross-checked against node:http's parser (llhttp)", () => {
   it('reads its plain form as llhttp does: the same path, key and body, and the next request starts where llhttp says', async () => {
     const read = readLeanRequest(Buffer.from(plain(BODY) + plain('{}'), 'latin1'), 8192, 65536);
     assert.ok(typeof read === 'object');
@@ -156,15 +156,15 @@ describe("the lean lane's reader, cross-checked against node:http's parser (llht
       taken += 1;
       const parsed = await nodeParse(bytes, 2);
       const what = `case ${i}: ${JSON.stringify(first)} (${Buffer.from(first, 'latin1').toString('hex')})`;
-      assert.ok(parsed.length >= 1, `${what}: llhttp refused what the lane took`);
+      assert.ok(parsed.length >= 1, `${what}: llhttp refused what lean HTTP took`);
       assert.deepEqual(
         { method: parsed[0]!.method, url: parsed[0]!.url, apiKey: parsed[0]!.apiKey, body: parsed[0]!.body },
         { method: 'POST', url: read.path, apiKey: read.apiKey, body: read.body.toString('latin1') },
         what,
       );
-      // Where the lane says the first request ends, llhttp finds the second (when the rest is one the lane would take).
+      // Where lean HTTP says the first request ends, llhttp finds the second (when the rest is one lean HTTP would take).
       const rest = readLeanRequest(bytes.subarray(read.length), 8192, 65536);
-      // (After `Connection: close`, llhttp reads nothing more: nor would the lane, which closes.)
+      // (After `Connection: close`, llhttp reads nothing more: nor would lean HTTP, which closes.)
       if (typeof rest === 'object' && read.keepAlive) {
         assert.equal(parsed[1]?.body, rest.body.toString('latin1'), `${what}: the requests' boundary differs`);
         agreed += 1;

@@ -53,7 +53,7 @@ describe('what clients can read', () => {
     try {
       const served = [...fastifyRoutes(gw.app.server.printRoutes({ commonPrefix: false })), WEBSOCKET_UPGRADE].sort();
       assert.deepEqual(served, documentedPaths(), 'the paths served, against docs/SECURITY.md\'s "Paths and methods"');
-      // The lanes in front of Fastify (the lean lane, then the fast path) take the submission form on
+      // Lean HTTPs in front of Fastify (lean HTTP, then the fast path) take the submission form on
       // their own; on a path Fastify does not route, that form reaches Fastify's 404.
       for (const path of ['/keys', '/admin', '/api/v1/keys', `/${crypto.randomUUID()}`]) {
         const response = await rawRequest(gw.url, `POST ${path} HTTP/1.1`, gw.key, SUBMISSION);

@@ -74,7 +74,7 @@ describe('GET /metrics', () => {
     assert.equal(delta('slipway_request_duration_seconds_count{path="/submit-batch"}'), 1);
     assert.equal(delta('slipway_request_duration_seconds_bucket{le="+Inf",path="/submit-batch"}'), 1);
     assert.ok(delta('slipway_request_duration_seconds_count{path="/"}') >= 2);
-    // fetch's headers are outside the lean lane's form: these come by node:http's fast path.
+    // fetch's headers are outside lean HTTP's form: these come by node:http's fast path.
     assert.ok(delta('slipway_http_fast_path_requests_total') >= 3);
     for (const series of [
       'slipway_tracked_transactions',

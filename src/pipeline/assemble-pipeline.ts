@@ -13,7 +13,7 @@ import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
 import { createLandingReports, type LandingReports } from '../reports/landing-reports';
 import type { RefusalCounts } from '../stores/refusal-counts';
-import { RefusalTally } from '../reports/refusal-tally';
+import { RefusalCountBuffer } from '../reports/refusal-count-buffer';
 import type { Upstream } from '../upstreams/upstream';
 import { HoldQueue } from './hold-queue';
 import { RecentRefusals } from './recent-refusals';
@@ -23,7 +23,7 @@ import { createRouter, type Router } from './router';
 import { createStatusView, type StatusView } from './status-view';
 import { createSubmissionPipeline, type SubmissionPipeline } from './submission-pipeline';
 import { SlotWatch } from './slot-watch';
-import { SubmissionTracker } from './submission-tracker';
+import { LandingTracker } from './landing-tracker';
 
 /** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
 const MAINNET_SLOT_MS = 400;
@@ -32,7 +32,7 @@ const HOLD_CHECK_MS = 50;
 /** How often held transactions are checked for an expired blockhash. */
 const HOLD_EXPIRY_CHECK_MS = 1_000;
 
-export type SubmissionSettings = Pick<
+export type PipelineSettings = Pick<
   SlipwayConfig,
   | 'network'
   | 'duplicateTtlMs'
@@ -45,7 +45,7 @@ export type SubmissionSettings = Pick<
   | 'slotMs'
 >;
 
-export interface SubmissionParts {
+export interface PipelineParts {
   readonly journal: Journal;
   /** Where refused submissions are counted (per key, operation, reason and minute), for the landing report. */
   readonly refusalCounts: RefusalCounts;
@@ -59,15 +59,15 @@ export interface SubmissionParts {
   readonly logError: (error: unknown, what: string) => void;
 }
 
-export interface SubmissionCore {
+export interface AssembledPipeline {
   readonly router: Router;
   readonly recent: RecentTransactions;
-  readonly tracker: SubmissionTracker;
+  readonly tracker: LandingTracker;
   readonly pipeline: SubmissionPipeline;
   readonly refusals: RecentRefusals;
   readonly statusView: StatusView;
-  /** Counts a refusal (the submission desk tells it of each), written once a second. */
-  readonly tallyRefusal: RefusalTally['refused'];
+  /** Counts a refusal (the submission service tells it of each), written once a second. */
+  readonly recordRefusal: RefusalCountBuffer['refused'];
   readonly landingReports: LandingReports;
   /** Follows what is unfinished, then starts tracking and holding. */
   start(): Promise<void>;
@@ -75,7 +75,7 @@ export interface SubmissionCore {
   stop(): Promise<void>;
 }
 
-export async function createSubmissionCore(settings: SubmissionSettings, parts: SubmissionParts): Promise<SubmissionCore> {
+export async function assemblePipeline(settings: PipelineSettings, parts: PipelineParts): Promise<AssembledPipeline> {
   const { network } = settings;
   const { journal, ledger, logError } = parts;
   const recent = new RecentTransactions(settings.duplicateTtlMs, settings.duplicateMaxEntries);
@@ -95,7 +95,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     settings.safeWindowSlots,
   );
   const { intervalMs, maxAttempts, queueCapacity } = network.rebroadcast;
-  const tracker = new SubmissionTracker({
+  const tracker = new LandingTracker({
     journal,
     reads: router.reads,
     intervalMs,
@@ -129,7 +129,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     claims: parts.claims,
   });
   const refusals = new RecentRefusals(settings.duplicateTtlMs);
-  const tally = new RefusalTally(parts.refusalCounts, logError);
+  const refusalBuffer = new RefusalCountBuffer(parts.refusalCounts, logError);
   let leasing: RoundLoop | undefined;
   return {
     router,
@@ -138,13 +138,13 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
     pipeline,
     refusals,
     statusView: createStatusView(journal, router, refusals),
-    tallyRefusal: (keyId, operation, error, encoded) => tally.refused(keyId, operation, error, encoded),
+    recordRefusal: (keyId, operation, error, encoded) => refusalBuffer.refused(keyId, operation, error, encoded),
     landingReports: createLandingReports(journal, parts.refusalCounts),
     async start() {
       leasing = await followUnfinished({ journal, router, tracker, holds, logError });
       tracker.start();
       holds.start();
-      tally.start();
+      refusalBuffer.start();
     },
     async stop() {
       await leasing?.stop();
@@ -152,7 +152,7 @@ export async function createSubmissionCore(settings: SubmissionSettings, parts: 
       await tracker.stop();
       await window.close();
       await router.close();
-      await tally.close();
+      await refusalBuffer.close();
     },
   };
 }

@@ -76,7 +76,7 @@ export interface TrackerOptions {
   readonly logError: (error: unknown, what: string) => void;
 }
 
-export class SubmissionTracker {
+export class LandingTracker {
   private readonly transactions = new Map<string, TrackedTransaction>();
   private readonly bundles = new Map<string, TrackedBundle>();
   private readonly loop: RoundLoop;

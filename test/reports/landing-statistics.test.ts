@@ -1,6 +1,6 @@
 /**
- * The landing report's arithmetic (landing-figures.ts), the refusal tally's batching
- * (refusal-tally.ts) and the refusal counts in both stores, on figures worked out by hand.
+ * The landing report's arithmetic (landing-statistics.ts), the refusal tally's batching
+ * (refusal-count-buffer.ts) and the refusal counts in both stores, on figures worked out by hand.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,12 +9,12 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { slipwayError } from '../../src/errors/error-catalogue';
 import type { LandingGroup } from '../../src/stores/journal';
-import { landingFigures, percentiles } from '../../src/reports/landing-figures';
+import { landingStatistics, percentiles } from '../../src/reports/landing-statistics';
 import { parsePeriod } from '../../src/reports/landing-reports';
 import type { RefusalCount, RefusalCounts } from '../../src/stores/refusal-counts';
 import { createPostgresRefusalCounts } from '../../src/stores/refusal-counts-postgres';
 import { createSqliteRefusalCounts } from '../../src/stores/refusal-counts-sqlite';
-import { RefusalTally } from '../../src/reports/refusal-tally';
+import { RefusalCountBuffer } from '../../src/reports/refusal-count-buffer';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
 
 /** A group of `transactions` transactions of `submissions` submissions (one by default). */
@@ -73,7 +73,7 @@ describe('landing figures', () => {
       { keyId: 'k', operation: 'sendBundle', reasonCode: 'rate_limited', count: 2 },
       { keyId: 'k', operation: 'sendTransaction', reasonCode: 'invalid_request', count: 1 },
     ];
-    const f = landingFigures(rows, refusals);
+    const f = landingStatistics(rows, refusals);
     assert.deepEqual(f.transactions, { submitted: 11, landed: 4, failedOnChain: 1, expired: 1, rejected: 3, pending: 2 });
     assert.equal(f.final, 9);
     assert.equal(f.landedPercent, 44.44);
@@ -87,7 +87,7 @@ describe('landing figures', () => {
     assert.equal(f.byOperation.sendTransaction.transactions.pending, 2);
     assert.deepEqual(Object.keys(f.byRoute), ['embedded', 'jito', 'rpc-a+rpc-b']);
     assert.equal(f.byRoute.embedded!.landedPercent, 33.33);
-    assert.equal(landingFigures([], []).landedPercent, null);
+    assert.equal(landingStatistics([], []).landedPercent, null);
   });
 
   it('periods: durations and seconds, positive, at most 7 days', () => {
@@ -122,7 +122,7 @@ describe('the refusal tally', () => {
 
   it('a flood of refusals is one write of summed counts; journaled refusals are left out; a batch counts its members', async () => {
     const store = memoryStore();
-    const tally = new RefusalTally(store, () => {});
+    const tally = new RefusalCountBuffer(store, () => {});
     const limited = slipwayError('RATE_LIMITED', 'over');
     for (let i = 0; i < 10_000; i++) tally.refused('k1', 'sendTransaction', limited, 'AAAA');
     tally.refused('k1', 'submitBatch', limited, ['a', 'b', 'c']);
@@ -145,7 +145,7 @@ describe('the refusal tally', () => {
   it('keeps what a failed write held, for the next', async () => {
     const store = memoryStore();
     const errors: unknown[] = [];
-    const tally = new RefusalTally(store, (error) => errors.push(error));
+    const tally = new RefusalCountBuffer(store, (error) => errors.push(error));
     tally.add('k', 'sendBundle', 'duplicate', 2);
     store.fail(true);
     await tally.flush();

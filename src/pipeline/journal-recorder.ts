@@ -9,15 +9,15 @@ import type { Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { JournalState } from './route-send';
 import type { SubmissionContext } from './submission-pipeline';
-import type { SubmissionTracker } from './submission-tracker';
+import type { LandingTracker } from './landing-tracker';
 
-export class SubmissionRecorder {
+export class JournalRecorder {
   /** The highest sequence number recorded so far. */
   lastSeq: number;
 
   constructor(
     private readonly journal: Journal,
-    private readonly tracker: SubmissionTracker,
+    private readonly tracker: LandingTracker,
     initialSeq: number,
   ) {
     this.lastSeq = initialSeq;

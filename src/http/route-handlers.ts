@@ -1,7 +1,7 @@
 /**
  * What `POST /` (and the Jito paths) and `POST /submit-batch` answer to a body from a key:
  * the same two functions serve the fast path and Fastify's routes, so the two cannot drift
- * apart. The submission desk answers submissions and alone counts and logs their outcomes.
+ * apart. The submission service answers submissions and alone counts and logs their outcomes.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
@@ -12,15 +12,15 @@ import { answered, createIdempotency, parseIdempotencyKey, type IdempotencyOptio
 import type { Answerer } from './fast-path';
 import { createJsonRpcHandler, type JsonRpcHandlerOptions } from './json-rpc-handler';
 import { refuseOnPath, refuseJsonRpc } from './refusal-replies';
-import { createSubmissionDesk, type SubmissionDeskOptions, type SubmissionOutcome } from './submission-desk';
+import { createSubmissionService, type SubmissionServiceOptions, type SubmissionOutcome } from './submission-service';
 
-export type SubmissionAnswersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'desk'> &
-  Omit<SubmissionDeskOptions, 'logSubmission' | 'idempotency'> & {
+export type RouteHandlersOptions = Omit<JsonRpcHandlerOptions, 'logError' | 'service'> &
+  Omit<SubmissionServiceOptions, 'logSubmission' | 'idempotency'> & {
     readonly idempotency: Omit<IdempotencyOptions, 'logError'>;
   };
 
-export function createSubmissionAnswers(
-  options: SubmissionAnswersOptions,
+export function createRouteHandlers(
+  options: RouteHandlersOptions,
   log: FastifyBaseLogger,
 ): { readonly answerRpc: Answerer; readonly answerBatch: Answerer } {
   // One info line per submission outcome (never the transaction or the key).
@@ -30,10 +30,10 @@ export function createSubmissionAnswers(
     (pino.levels.values[log.level] ?? Infinity) <= pino.levels.values.info!
       ? (outcome: SubmissionOutcome) => log.info(outcome, 'submission')
       : null;
-  const desk = createSubmissionDesk({ ...options, idempotency, logSubmission });
+  const service = createSubmissionService({ ...options, idempotency, logSubmission });
   const handleRpc = createJsonRpcHandler({
     ...options,
-    desk,
+    service,
     logError: (error, method) => log.error({ err: error, method }, 'request failed unexpectedly'),
   });
   return {
@@ -63,12 +63,12 @@ export function createSubmissionAnswers(
       const unreadable = checkJsonBody(body);
       const submitted =
         unreadable !== null
-          ? desk.refuse('submitBatch', request, unreadable)
+          ? service.refuse('submitBatch', request, unreadable)
           : typeof antiMev !== 'boolean'
-            ? desk.refuse('submitBatch', request, antiMev)
+            ? service.refuse('submitBatch', request, antiMev)
             : !idempotencyKey.ok
-              ? desk.refuse('submitBatch', request, idempotencyKey.error)
-              : await desk.submitBatch(body, request);
+              ? service.refuse('submitBatch', request, idempotencyKey.error)
+              : await service.submitBatch(body, request);
       if (!submitted.ok) return refuseOnPath('/submit-batch', submitted.error);
       return answered({ code: 1, message: 'success', signatures: submitted.value.value }, submitted.value);
     },

@@ -1,11 +1,11 @@
 /**
- * The lean lane (setting `leanHttp`): the submission requests of a connection read and
+ * Lean HTTP (setting `leanHttp`): the submission requests of a connection read and
  * answered straight off its socket, without node:http's request and response objects,
  * streams and header bookkeeping, which cost a bare node:http server about 40 % of its CPU
- * time a request (docs/PERFORMANCE.md). Everything outside the lane's narrow form
+ * time a request (docs/PERFORMANCE.md). Everything outside lean HTTP's narrow form
  * (lean-request.ts), and every refusal on arrival, is node:http's: the connection, with
  * what it has sent so far, is handed to node:http's own connection handler and stays there.
- * The lane only ever answers what the fast path would have answered, by the same functions
+ * Lean HTTP only ever answers what the fast path would have answered, by the same functions
  * (`answerRpc`, `answerBatch`); a test sends the same requests both ways and compares.
  *
  * One request at a time per connection, in order (pipelined requests wait their turn). A
@@ -33,23 +33,23 @@ import type { Answerer } from './fast-path';
 import { LeanConnection, type LeanGate, type LeanLimits, type LeanStep, type Serving } from './lean-connection';
 import { requestIdFor } from './request-id';
 
-/** How long the lane waits at most for a request (or the rest of one) before handing the connection to node:http. */
+/** How long lean HTTP waits at most for a request (or the rest of one) before handing the connection to node:http. */
 const LEAN_WAIT_MS = 1_000;
-/** The lane's head limit, well inside node:http's (16 KB unless --max-http-header-size says otherwise): near it, node:http decides. */
+/** Lean HTTP's head limit, well inside node:http's (16 KB unless --max-http-header-size says otherwise): near it, node:http decides. */
 const MAX_HEAD_BYTES = Math.min(8 * 1024, Math.floor(maxHeaderSize / 2));
 
-export interface LeanLaneOptions {
+export interface LeanHttpOptions {
   readonly authenticator: Authenticator;
   readonly admission: Admission;
   readonly bodyLimit: number;
   readonly idleTimeoutMs: number;
-  /** node:http's: the lane waits at most half of it (and a second) for a request to arrive whole. */
+  /** node:http's: lean HTTP waits at most half of it (and a second) for a request to arrive whole. */
   readonly headersTimeoutMs: number;
   readonly routes: { readonly '/': Answerer; readonly '/submit-batch': Answerer };
   readonly failed: (path: '/' | '/submit-batch', error: unknown) => Reply;
 }
 
-export interface LeanLane {
+export interface LeanHttp {
   /** Serves the connection, handing it to `toNode` (node:http's connection handler) when it must. */
   adopt(socket: Socket, toNode: (socket: Socket) => void): void;
   /** The gateway is closing: idle connections are closed now, busy ones after their answer. */
@@ -69,16 +69,16 @@ function httpDate(): string {
   return dateText;
 }
 
-/** What every connection of one lane shares. */
-interface Lane {
-  readonly options: LeanLaneOptions;
+/** What every connection of lean HTTP shares. */
+interface Shared {
+  readonly options: LeanHttpOptions;
   readonly gate: LeanGate;
   readonly limits: LeanLimits;
   /** How long a request may take to arrive whole before node:http takes the connection. */
   readonly waitMs: number;
   /** The most held unread per connection: one whole request. */
   readonly maxBuffered: number;
-  /** Connections in the lane. */
+  /** Connections in lean HTTP. */
   readonly open: Map<Socket, LeanConnection>;
   closing: boolean;
   readonly keepAlive: string;
@@ -87,9 +87,9 @@ interface Lane {
   readonly leanRequests: HotCount;
 }
 
-export function createLeanLane(options: LeanLaneOptions): LeanLane {
+export function createLeanHttp(options: LeanHttpOptions): LeanHttp {
   const { authenticator, admission, bodyLimit } = options;
-  const lane: Lane = {
+  const shared: Shared = {
     options,
     // The same places node:http's path takes (admission.ts); a refusal is left to node:http, which answers it.
     gate: {
@@ -120,48 +120,48 @@ export function createLeanLane(options: LeanLaneOptions): LeanLane {
   };
   return {
     adopt(socket, toNode) {
-      if (lane.closing || admission.isOverLimit(socket)) return toNode(socket);
-      new LaneDriver(lane, socket, toNode).start();
+      if (shared.closing || admission.isOverLimit(socket)) return toNode(socket);
+      new ConnectionDriver(shared, socket, toNode).start();
     },
     close() {
-      lane.closing = true;
-      for (const [socket, connection] of lane.open) if (connection.closeGateway() === 'destroy') socket.destroy();
+      shared.closing = true;
+      for (const [socket, connection] of shared.open) if (connection.closeGateway() === 'destroy') socket.destroy();
     },
   };
 }
 
 /** An answer's head, written as node:http writes it. */
-function answerHead(lane: Lane, status: number, requestId: string, reply: Reply, length: number, close: boolean): string {
+function answerHead(shared: Shared, status: number, requestId: string, reply: Reply, length: number, close: boolean): string {
   let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\nx-request-id: ${requestId}\r\n`;
   if (reply.headers !== undefined) for (const [name, value] of Object.entries(reply.headers)) text += `${name}: ${value}\r\n`;
   if (reply.body !== undefined) text += `content-type: application/json; charset=utf-8\r\n`;
   // As node:http: a 204 carries no length.
   if (status !== 204) text += `content-length: ${length}\r\n`;
   text += `Date: ${httpDate()}\r\n`;
-  return text + (close ? 'Connection: close\r\n\r\n' : lane.keepAlive);
+  return text + (close ? 'Connection: close\r\n\r\n' : shared.keepAlive);
 }
 
 /** One connection's I/O: its socket's events fed to its state machine, and each step the machine answers carried out. */
-class LaneDriver {
+class ConnectionDriver {
   private readonly connection: LeanConnection;
   private waitTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly lane: Lane,
+    private readonly shared: Shared,
     private readonly socket: Socket,
     private readonly toNode: (socket: Socket) => void,
   ) {
-    this.connection = new LeanConnection(lane.limits, lane.gate);
+    this.connection = new LeanConnection(shared.limits, shared.gate);
   }
 
   start(): void {
     const { socket } = this;
-    this.lane.open.set(socket, this.connection);
+    this.shared.open.set(socket, this.connection);
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('close', this.onClose);
     socket.on('error', this.onError);
-    socket.setTimeout(this.lane.options.idleTimeoutMs, this.onIdle);
+    socket.setTimeout(this.shared.options.idleTimeoutMs, this.onIdle);
     // A connection that sends nothing goes to node:http, which answers 408 after headersTimeoutMs.
     this.take('wait');
   }
@@ -169,7 +169,7 @@ class LaneDriver {
   private readonly onData = (chunk: Buffer): void => {
     const step = this.connection.received(chunk);
     // A client sending more than a request ahead of its answers waits (nothing grows without bound).
-    if (this.connection.buffered > this.lane.maxBuffered) this.socket.pause();
+    if (this.connection.buffered > this.shared.maxBuffered) this.socket.pause();
     this.take(step);
   };
   /** The client ended its side (the server allows half-open connections, node-listener.ts): answer what it sent, then end ours. */
@@ -185,7 +185,8 @@ class LaneDriver {
   /** Reads on once what waits fits a request and the client takes its answers. */
   private readonly flow = (): void => {
     const { socket, connection } = this;
-    if (connection.open && socket.isPaused() && !socket.writableNeedDrain && connection.buffered <= this.lane.maxBuffered) socket.resume();
+    if (connection.open && socket.isPaused() && !socket.writableNeedDrain && connection.buffered <= this.shared.maxBuffered)
+      socket.resume();
   };
 
   /** The driver's part of a step: the machine has already moved. */
@@ -207,13 +208,13 @@ class LaneDriver {
     if (!this.connection.awaitingRequest) {
       if (this.waitTimer !== undefined) clearTimeout(this.waitTimer);
       this.waitTimer = undefined;
-    } else this.waitTimer ??= setTimeout(() => this.take(this.connection.waitExpired()), this.lane.waitMs);
+    } else this.waitTimer ??= setTimeout(() => this.take(this.connection.waitExpired()), this.shared.waitMs);
     this.flow();
   }
 
   private detach(): void {
     const { socket } = this;
-    this.lane.open.delete(socket);
+    this.shared.open.delete(socket);
     if (this.waitTimer !== undefined) clearTimeout(this.waitTimer);
     socket.off('data', this.onData);
     socket.off('timeout', this.onIdle);
@@ -253,25 +254,25 @@ class LaneDriver {
   }
 
   private serve(request: Serving): void {
-    const { lane, socket, connection } = this;
+    const { shared, socket, connection } = this;
     const { head: read, key } = request;
     const started = process.hrtime.bigint();
-    lane.fastPathRequests.inc();
-    lane.leanRequests.inc();
+    shared.fastPathRequests.inc();
+    shared.leanRequests.inc();
     const requestId = requestIdFor(read.requestId);
     const body = parseJsonBody(request.body);
-    lane.options.routes[read.path](body, key, false, { requestId, idempotencyKey: read.idempotencyKey })
-      .catch((error: unknown) => lane.options.failed(read.path, error))
+    shared.options.routes[read.path](body, key, false, { requestId, idempotencyKey: read.idempotencyKey })
+      .catch((error: unknown) => shared.options.failed(read.path, error))
       .then((reply) => {
         if (!connection.open || socket.destroyed) return void connection.answered(request, true);
-        const close = !read.keepAlive || lane.closing || lane.options.admission.closing;
+        const close = !read.keepAlive || shared.closing || shared.options.admission.closing;
         const json = reply.body === undefined ? '' : JSON.stringify(reply.body);
-        if (!socket.write(answerHead(lane, reply.status, requestId, reply, Buffer.byteLength(json), close) + json)) {
+        if (!socket.write(answerHead(shared, reply.status, requestId, reply, Buffer.byteLength(json), close) + json)) {
           // The client is not reading its answers: read no more of its requests until it does.
           socket.pause();
           socket.once('drain', this.flow);
         }
-        lane.durations[read.path].observe(Number(process.hrtime.bigint() - started) / 1e9);
+        shared.durations[read.path].observe(Number(process.hrtime.bigint() - started) / 1e9);
         this.take(connection.answered(request, close));
       })
       // An answer that cannot be written (the connection is gone) ends that connection, never the process.

@@ -37,7 +37,7 @@ export interface Percentiles {
   p99: number | null;
 }
 
-export interface Figures {
+export interface Statistics {
   transactions: TransactionCounts;
   /** landed + failedOnChain + expired + rejected: the submitted transactions that reached a final state. */
   final: number;
@@ -61,21 +61,21 @@ export interface BundleCounts {
   pending: number;
 }
 
-export interface OperationFigures extends Figures {
+export interface OperationStatistics extends Statistics {
   refused: Refused;
 }
 
-export interface LandingFigures extends Figures {
+export interface LandingStatistics extends Statistics {
   refused: Refused;
   /** sendBundle's submissions, counted as bundles. */
   bundles: BundleCounts;
-  byOperation: Record<RefusedOperation, OperationFigures>;
+  byOperation: Record<RefusedOperation, OperationStatistics>;
   /** By the route the submission went to (its upstreams' names joined by `+`). */
-  byRoute: Record<string, Figures>;
+  byRoute: Record<string, Statistics>;
 }
 
 /** The figures of these groups of transactions and refusals (all of one key, or of every key). */
-export function landingFigures(rows: readonly LandingGroup[], refusals: readonly Omit<RefusalCount, 'minute'>[]): LandingFigures {
+export function landingStatistics(rows: readonly LandingGroup[], refusals: readonly Omit<RefusalCount, 'minute'>[]): LandingStatistics {
   const byRoute = new Map<string, LandingGroup[]>();
   for (const row of rows) {
     const list = byRoute.get(row.route);
@@ -90,7 +90,7 @@ export function landingFigures(rows: readonly LandingGroup[], refusals: readonly
         refused: refusedOf(refusals.filter((r) => r.operation === operation)),
       },
     ]),
-  ) as Record<RefusedOperation, OperationFigures>;
+  ) as Record<RefusedOperation, OperationStatistics>;
   return {
     ...figuresOf(rows),
     refused: refusedOf(refusals),
@@ -100,7 +100,7 @@ export function landingFigures(rows: readonly LandingGroup[], refusals: readonly
   };
 }
 
-function figuresOf(rows: readonly LandingGroup[]): Figures {
+function figuresOf(rows: readonly LandingGroup[]): Statistics {
   const transactions: TransactionCounts = { submitted: 0, landed: 0, failedOnChain: 0, expired: 0, rejected: 0, pending: 0 };
   const ms: Sample[] = [];
   const slots: Sample[] = [];

@@ -16,7 +16,7 @@ before(async () => {
 });
 after(async () => gw?.close());
 
-describe('the lean lane (leanHttp): submissions read and answered straight off the connection', () => {
+describe('lean HTTP (leanHttp): submissions read and answered straight off the connection', () => {
   it('answers byte for byte as node:http does, for successes and refusals, on one connection', async () => {
     const connection = connect(gw.url, gw.key);
     const alice = await fundedKeypair(connection);
@@ -37,7 +37,7 @@ describe('the lean lane (leanHttp): submissions read and answered straight off t
       ['/submit-batch', 'not json'],
     ];
     const lean = new RawConnection(port);
-    // A byte above 0x7E in a header the gateway ignores: outside the lane's form, so node:http serves it.
+    // A byte above 0x7E in a header the gateway ignores: outside lean HTTP's form, so node:http serves it.
     const viaNode = new RawConnection(port);
     try {
       const before = await served();
@@ -49,7 +49,7 @@ describe('the lean lane (leanHttp): submissions read and answered straight off t
         const b = await viaNode.next();
         assert.deepEqual(comparable(a), comparable(b), `${path} ${body}`);
       }
-      assert.equal((await served()) - before, cases.length, 'the lane served every plain request');
+      assert.equal((await served()) - before, cases.length, 'lean HTTP served every plain request');
       assert.equal((await handovers('form')) - formBefore, 1, 'the other connection was handed over once, and stayed');
       // The transaction it accepted is the gateway's: its status is known.
       const status = await fetch(gw.url, {
@@ -209,7 +209,7 @@ describe('the lean lane (leanHttp): submissions read and answered straight off t
   });
 });
 
-describe('closing a gateway with connections in the lean lane', () => {
+describe('closing a gateway with connections in lean HTTP', () => {
   it('closes its idle lane connections at once: shutting down does not wait for their time-out', async () => {
     const own = await startTestGateway({ idleTimeoutMs: 60_000 });
     const lean = new RawConnection(Number(new URL(own.url).port));

@@ -18,7 +18,7 @@ import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { Idempotency } from './idempotency';
-import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './submission-params';
+import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './parse-params';
 
 export type Operation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
 
@@ -48,14 +48,14 @@ export interface SubmissionRequest {
   readonly idempotencyKey?: string;
 }
 
-export interface SubmissionDeskOptions {
+export interface SubmissionServiceOptions {
   readonly pipeline: SubmissionPipeline;
   readonly validator: TransactionValidator;
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   readonly refusals: RecentRefusals;
-  /** Told of every refusal, for the landing report's refusal counts (reports/refusal-tally.ts). */
-  readonly tallyRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
+  /** Told of every refusal, for the landing report's refusal counts (reports/refusal-count-buffer.ts). */
+  readonly recordRefusal?: (keyId: string, operation: Operation, error: SlipwayError, encoded: unknown) => void;
   /**
    * Where the line goes; null when the log level leaves it out (warn and above). The line is
    * not even made then: its objects, built on every submission, were most of what the young
@@ -67,7 +67,7 @@ export interface SubmissionDeskOptions {
   readonly idempotency: Idempotency;
 }
 
-export interface SubmissionDesk {
+export interface SubmissionService {
   /** `params` as JSON-RPC's `sendTransaction` takes them. */
   sendTransaction(params: readonly unknown[], request: SubmissionRequest): Promise<Result<Submitted<string>>>;
   /** `params` as Jito's `sendBundle` takes them. */
@@ -89,15 +89,15 @@ const lineOf = (request: SubmissionRequest, operation: Operation) => ({
   ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
 });
 
-export function createSubmissionDesk({
+export function createSubmissionService({
   pipeline,
   validator,
   limits,
   refusals,
-  tallyRefusal,
+  recordRefusal,
   logSubmission,
   idempotency,
-}: SubmissionDeskOptions): SubmissionDesk {
+}: SubmissionServiceOptions): SubmissionService {
   /** The pipeline's answer, or with an Idempotency-Key, the first answer to it (idempotency.ts). */
   function submitOnce<T>(
     operation: Operation,
@@ -133,7 +133,7 @@ export function createSubmissionDesk({
     countSubmission(operation, outcome);
     countOutcomeReason(reasonCode);
     logSubmission?.({ ...lineOf(request, operation), outcome, code: ERROR_CATALOGUE[error.kind].code, reasonCode, error: error.message });
-    tallyRefusal?.(request.key.id, operation, error, encoded);
+    recordRefusal?.(request.key.id, operation, error, encoded);
     for (const transaction of Array.isArray(encoded) ? encoded.slice(0, 5) : [encoded])
       refusals.record(transaction, request.key.id, error.message, reasonCode);
     return result;

@@ -1,9 +1,9 @@
 /**
- * Attacks on the lean lane (lean-lane.ts, lean-request.ts): inputs and sequences where the
+ * Attacks on lean HTTP (lean-http.ts, lean-request.ts): inputs and sequences where the
  * lane could answer otherwise than node:http would, disagree with it about where a request
  * ends, hold connections or admission places, or stall a shutdown. Each case sends the same
- * bytes on a connection the lane serves and on one node:http serves (handed over by a first
- * request outside the lane's form) and compares, or checks the lane against what node:http
+ * bytes on a connection lean HTTP serves and on one node:http serves (handed over by a first
+ * request outside lean HTTP's form) and compares, or checks lean HTTP against what node:http
  * is known to do.
  */
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ const HEALTH = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
 const served = leanServed;
 const handovers = leanHandovers;
 
-/** A connection node:http serves: its first request (GET /health) is outside the lane's form. */
+/** A connection node:http serves: its first request (GET /health) is outside lean HTTP's form. */
 async function nodeConnection(port: number, options: ConnectionOptions = {}): Promise<RawConnection> {
   const connection = new RawConnection(port, options);
   connection.write(HEALTH);
@@ -97,8 +97,8 @@ before(async () => {
 });
 after(async () => gw?.close());
 
-describe('lean lane attacks: the same bytes answered the same way by the lane and by node:http', () => {
-  it('a request the lane reads whole, split at every byte boundary, on one connection', async () => {
+describe('lean HTTP attacks: the same bytes answered the same way by lean HTTP and by node:http', () => {
+  it('a request lean HTTP reads whole, split at every byte boundary, on one connection', async () => {
     const lean = new RawConnection(port);
     await lean.ready();
     try {
@@ -113,7 +113,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
         assert.equal(answer?.status, 200, `split at ${at}`);
         assert.equal(JSON.parse(answer.body).id, 0);
       }
-      assert.equal((await served()) - before, whole.length - 1, 'every one served by the lane');
+      assert.equal((await served()) - before, whole.length - 1, 'every one served by lean HTTP');
       assert.equal((await handovers('incomplete')) + (await handovers('form')), handedBefore, 'none handed over');
       assert.equal(lean.rest(), '');
     } finally {
@@ -154,7 +154,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
     assert.deepEqual(await differencesOf(variants), []);
   });
 
-  it("Content-Length followed by a tab, refused by Node 20's parser: the lane leaves it to node:http", async () => {
+  it("Content-Length followed by a tab, refused by Node 20's parser: lean HTTP leaves it to node:http", async () => {
     const body = rpc(3);
     const variants = [request('/', gw.key, body).replace(`Content-Length: ${body.length}`, `Content-Length: ${body.length}\t`)];
     assert.deepEqual(await differencesOf(variants), []);
@@ -184,7 +184,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
 
   it('pipelined requests then the client half-closes: every request answered, then the connection ended', async () => {
     const cases = [
-      // Both in the lane's form.
+      // Both in lean HTTP's form.
       request('/', gw.key, rpc(1)) + request('/', gw.key, rpc(2)),
       // A handover after a lane request, the client's side already ended.
       request('/', gw.key, rpc(1)) + HEALTH,
@@ -200,7 +200,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
     }
   });
 
-  it("a slow request, then one node:http must serve, then the client's FIN: both answered, on the lane and on node:http", async () => {
+  it("a slow request, then one node:http must serve, then the client's FIN: both answered, on lean HTTP and on node:http", async () => {
     // getLandingReport reads the journal: its answer comes after the FIN has been read. Each
     // case gets a key of its own (a key's landing report is shared for 2 s, then answered at once).
     const tails = [HEALTH, request('/', 'slw_unknown', rpc(2)), request('/', gw.key, rpc(2), ['x-note: caf\xe9'])];
@@ -259,7 +259,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
       assert.deepEqual(lean, node, `${bytes.length} bytes`);
       assert.equal(lean.length, 1);
     }
-    assert.equal((await served()) - beforeServed, 2, 'the lane served the two within its limits');
+    assert.equal((await served()) - beforeServed, 2, 'lean HTTP served the two within its limits');
   });
 
   it('a WebSocket upgrade after a lane request on the same connection: the answer, then 101', async () => {
@@ -296,7 +296,7 @@ describe('lean lane attacks: the same bytes answered the same way by the lane an
   });
 });
 
-describe('lean lane attacks: connections, admission places and shutdown', () => {
+describe('lean HTTP attacks: connections, admission places and shutdown', () => {
   it('a Connection: close answer ends the connection even when the client keeps its own side open, as node:http does', async () => {
     // One connection per address: a connection the server keeps open refuses the next one 429.
     const own = await startTestGateway({ maxConnectionsPerClient: 1, idleTimeoutMs: 60_000 });
@@ -456,7 +456,7 @@ describe('lean lane attacks: connections, admission places and shutdown', () => 
     }
   });
 
-  it('pipelined requests of one key with maxInFlightPerKey 1: the lane serves them one after another, never two at once', async () => {
+  it('pipelined requests of one key with maxInFlightPerKey 1: lean HTTP serves them one after another, never two at once', async () => {
     // (node:http admits pipelined requests as they are parsed, so it refuses the second 429: see the report.)
     const own = await startTestGateway({ maxInFlightPerKey: 1, idleTimeoutMs: 60_000 });
     const lean = new RawConnection(Number(new URL(own.url).port));
@@ -477,7 +477,7 @@ describe('lean lane attacks: connections, admission places and shutdown', () => 
     }
   });
 
-  it('a slowloris on the lane is cut off by node:http (408) within the headers time-out and the lane wait', async () => {
+  it('a slowloris on lean HTTP is cut off by node:http (408) within the headers time-out and lean HTTP wait', async () => {
     const own = await startTestGateway({ headersTimeoutMs: 1_000, httpRequestTimeoutMs: 2_000, idleTimeoutMs: 60_000 });
     const ownPort = Number(new URL(own.url).port);
     try {

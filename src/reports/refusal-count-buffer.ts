@@ -1,7 +1,7 @@
 /**
  * Refused submissions added up in memory and written to the refusal counts once a second:
  * a flood of refusals costs a map update each and one write a second, never a write each.
- * The submission desk tells it of every refusal (http/submission-desk.ts); a refusal of a
+ * The submission service tells it of every refusal (http/submission-service.ts); a refusal of a
  * submission already journaled (its route refused it after it was recorded as `rejected`)
  * is the journal's to count, and is skipped here.
  */
@@ -12,7 +12,7 @@ import { minuteOf, type RefusalCount, type RefusalCounts, type RefusedOperation 
 /** How often the sums are written. */
 const FLUSH_MS = 1_000;
 
-export class RefusalTally {
+export class RefusalCountBuffer {
   private pending = new Map<string, RefusalCount>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
