@@ -5,8 +5,8 @@
  * submissions` does) or PostgreSQL, which covers every gateway of a cluster.
  */
 import { resolveConfig } from '../config/config';
-import type { Statistics, Percentiles, Refused } from '../reports/landing-statistics';
-import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod, type LandingReport } from '../reports/landing-reports';
+import type { LandingReport, Percentiles, Refused, Statistics } from '../core/landing-report';
+import { createLandingReports, DEFAULT_PERIOD_MS, parsePeriod } from '../reports/landing-reports';
 import { openJournal } from '../stores/journal';
 import { openStore } from '../stores/database/open-store';
 import { REFUSAL_COUNTS } from '../stores/store-adapters';

@@ -12,7 +12,7 @@
  * second send (docs/API.md, Idempotency keys).
  */
 import { computeBundleId } from '../core/bundle-id';
-import type { LandingReport } from '../reports/landing-reports';
+import type { LandingReport } from '../core/landing-report';
 import { SlipwayClientError } from './slipway-client-error';
 import { firstSignature, toBase64, type TransactionInput } from './transaction-input';
 

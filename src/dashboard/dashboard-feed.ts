@@ -18,7 +18,8 @@ import { histogramQuantile } from '../metrics/prometheus-text';
 import { RoundLoop } from '../runtime/round-loop';
 import type { Journal, JournalEntry } from '../stores/journal';
 import type { ApiKeyRecord } from '../stores/key-store';
-import type { LandingReport, LandingReports } from '../reports/landing-reports';
+import type { LandingReport } from '../core/landing-report';
+import type { LandingReports } from '../reports/landing-reports';
 
 const OPERATIONS = ['sendTransaction', 'submitBatch', 'sendBundle'] as const;
 const HISTORY_POINTS = 300;

@@ -6,7 +6,8 @@
  * invalid params, saying what is expected.
  */
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
-import { DEFAULT_PERIOD_MS, parsePeriod, type LandingReport, type LandingReports } from '../reports/landing-reports';
+import type { LandingReport } from '../core/landing-report';
+import { DEFAULT_PERIOD_MS, parsePeriod, type LandingReports } from '../reports/landing-reports';
 
 const SHAPE = 'getLandingReport takes [] or [{"since": seconds or a duration such as "24h"}]';
 

@@ -5,7 +5,8 @@
  * dashboard all read it here.
  */
 import type { Journal } from '../stores/journal';
-import { landingStatistics, type LandingStatistics } from './landing-statistics';
+import type { LandingReport } from '../core/landing-report';
+import { landingStatistics } from './landing-statistics';
 import type { RefusalCounts } from '../stores/refusal-counts';
 
 /** The longest period a report covers: its transactions are read and sorted in memory. */
@@ -13,14 +14,6 @@ export const MAX_PERIOD_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_PERIOD_MS = 24 * 3_600_000;
 /** How long one key's report of one period is given again to the same key instead of read anew. */
 export const REUSE_MS = 2_000;
-
-export interface LandingReport extends LandingStatistics {
-  /** The key whose submissions these are; null: every key's. */
-  readonly keyId: string | null;
-  /** The period: submissions received from `since` (ISO 8601) until `until` (when the report was made). */
-  readonly since: string;
-  readonly until: string;
-}
 
 export interface LandingReports {
   /** One key's report (its own submissions only) of the last `periodMs`. */

@@ -4,6 +4,15 @@
  * same. Every count is of transactions (a batch of 3 counts 3, a bundle of 5 counts 5);
  * bundles are counted as bundles too. docs/API.md defines each figure.
  */
+import type {
+  BundleCounts,
+  LandingStatistics,
+  OperationStatistics,
+  Percentiles,
+  Refused,
+  Statistics,
+  TransactionCounts,
+} from '../core/landing-report';
 import type { OutcomeReason } from '../core/outcome-reasons';
 import type { LandingGroup, SubmissionKind } from '../stores/journal';
 import type { RefusalCount, RefusedOperation } from '../stores/refusal-counts';
@@ -15,64 +24,6 @@ const OPERATION_OF: Record<SubmissionKind, RefusedOperation> = {
   batch: 'submitBatch',
   bundle: 'sendBundle',
 };
-
-export interface TransactionCounts {
-  /** Journaled (accepted) in the period: every other count but `refused` is a part of it. */
-  submitted: number;
-  landed: number;
-  /** Landed, and its execution failed (the fee was charged). */
-  failedOnChain: number;
-  /** Never landed: its blockhash expired, or rebroadcast (or the engine's reports) gave up. */
-  expired: number;
-  /** Taken by the gateway, then refused by its route (no upstream took it, the block engine rejected the bundle). */
-  rejected: number;
-  /** Not final yet: forwarded (or held by anti-MEV protection) and still followed. */
-  pending: number;
-}
-
-/** Nearest-rank percentiles of a set of samples (null when there are none). */
-export interface Percentiles {
-  samples: number;
-  p50: number | null;
-  p99: number | null;
-}
-
-export interface Statistics {
-  transactions: TransactionCounts;
-  /** landed + failedOnChain + expired + rejected: the submitted transactions that reached a final state. */
-  final: number;
-  /** 100 × landed / final, to two decimals; null when nothing is final. */
-  landedPercent: number | null;
-  /** Of the transactions that landed (landed or failed on chain), from receipt to landing. */
-  timeToLand: { ms: Percentiles; slots: Percentiles };
-}
-
-export interface Refused {
-  /** Refused transactions (never journaled, nothing submitted). */
-  transactions: number;
-  byReason: Partial<Record<OutcomeReason, number>>;
-}
-
-export interface BundleCounts {
-  submitted: number;
-  landed: number;
-  /** Rejected by the block engine or its route, or expired. */
-  notLanded: number;
-  pending: number;
-}
-
-export interface OperationStatistics extends Statistics {
-  refused: Refused;
-}
-
-export interface LandingStatistics extends Statistics {
-  refused: Refused;
-  /** sendBundle's submissions, counted as bundles. */
-  bundles: BundleCounts;
-  byOperation: Record<RefusedOperation, OperationStatistics>;
-  /** By the route the submission went to (its upstreams' names joined by `+`). */
-  byRoute: Record<string, Statistics>;
-}
 
 /** The figures of these groups of transactions and refusals (all of one key, or of every key). */
 export function landingStatistics(rows: readonly LandingGroup[], refusals: readonly Omit<RefusalCount, 'minute'>[]): LandingStatistics {

@@ -10,7 +10,10 @@
 import type { OutcomeReason } from '../core/outcome-reasons';
 
 /** The operations a refusal can be of: JSON-RPC's sendTransaction and sendBundle, and POST /submit-batch. */
-export type RefusedOperation = 'sendTransaction' | 'submitBatch' | 'sendBundle';
+import type { SubmissionOperation } from '../core/landing-report';
+
+/** An operation whose refusals are counted. */
+export type RefusedOperation = SubmissionOperation;
 
 /** Refused transactions of one key, operation and reason in one minute. */
 export interface RefusalCount {

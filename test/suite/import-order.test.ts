@@ -135,4 +135,12 @@ describe('imports', () => {
     }
     assert.deepEqual(past, []);
   });
+
+  it('of the typed client (slipway/client, shipped alone) reach nothing of Slipway but core', () => {
+    const client = path.join(SRC, 'client');
+    const outside = relativeImports('src/client')
+      .filter(({ target }) => !within(target, client) && !within(target, path.join(SRC, 'core')))
+      .map(({ file, spec }) => `${path.relative(ROOT, file)} imports ${spec}`);
+    assert.deepEqual(outside, []);
+  });
 });
