@@ -105,6 +105,11 @@ export function nodeServerFactory(options: NodeListenerOptions) {
 export function clientErrorHandler(options: Pick<NodeListenerOptions, 'headersTimeoutMs' | 'requestTimeoutMs'>) {
   return (error: NodeJS.ErrnoException, socket: Duplex): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // Bytes after a request that said Connection: close (llhttp's HPE_CLOSED_CONNECTION): the
+    // requests before them are being answered, the last with Connection: close, after which
+    // node:http closes the connection; the bytes are ignored (RFC 9112 §9.6), not refused over
+    // those answers.
+    if (error.code === 'HPE_CLOSED_CONNECTION') return;
     const [status, message] =
       error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [

@@ -193,4 +193,25 @@ describe('the doors: HTTP itself', () => {
     assert.equal(answer.status, 400);
     assert.deepEqual(JSON.parse(answer.body), { code: 400, message: `Sec-WebSocket-Version must be 13 (got "${'7'.repeat(63)}…)` });
   });
+  it('pipelined requests up to one with Connection: close are all answered on node:http, and the bytes after it ignored', async () => {
+    // A query string keeps the requests out of lean HTTP's form: node:http serves them.
+    const first = request('/?x=1', gw.key, getHealth(1));
+    const last = request('/?x=1', gw.key, getHealth(2), ['Connection: close']);
+    const connection = new RawConnection(port);
+    try {
+      connection.write(first + last + request('/?x=1', gw.key, getHealth(3)));
+      const answers = [await connection.next(5_000), await connection.next(5_000)];
+      assert.deepEqual(
+        answers.map((answer) => [answer?.status, answer === null ? null : JSON.parse(answer.body).id]),
+        [
+          [200, 1],
+          [200, 2],
+        ],
+      );
+      assert.equal(await connection.next(2_000), null, 'nothing is answered after the request that asked to close');
+      assert.ok(connection.ended, 'the connection is closed after the answer that said Connection: close');
+    } finally {
+      connection.close();
+    }
+  });
 });
