@@ -118,7 +118,10 @@ export function clientErrorHandler(options: Pick<NodeListenerOptions, 'headersTi
           ]
         : error.code === 'HPE_HEADER_OVERFLOW'
           ? [431, `the request headers are larger than ${http.maxHeaderSize} bytes`]
-          : [400, 'the request is not valid HTTP/1.1'];
+          : error.code === 'HPE_INVALID_VERSION'
+            ? // llhttp refuses versions such as HTTP/1.2 or 3.0 itself (2.0 and 0.9 it reads: protocol-refusals.ts); the same 505.
+              [505, 'that HTTP version is not served: send HTTP/1.1 (HTTP/1.0 is served too)']
+            : [400, 'the request is not valid HTTP/1.1'];
     answerRaw(socket, status, message);
   };
 }

@@ -5,9 +5,10 @@
  * - an HTTP version other than 1.0 and 1.1: llhttp takes `HTTP/0.9` and `HTTP/2.0` request
  *   lines as if they were HTTP/1.x; Slipway answers 505 (RFC 9110 §15.6.6). HTTP/1.0 is
  *   served: load generators and some proxies' checks still send it.
- * - an HTTP/1.1 request without Host (RFC 9112 §3.2 asks for a 400): node:http's own answer
- *   is a bare 400 without a body, so its check is turned off (`requireHostHeader: false`) and
- *   made here.
+ * - an HTTP/1.1 request without Host, or with more than one (RFC 9112 §3.2 asks for a 400
+ *   either way): node:http's own answer to a missing one is a bare 400 without a body, so its
+ *   check is turned off (`requireHostHeader: false`) and made here; it serves a repeated one.
+ *   (Versions llhttp itself refuses, such as HTTP/1.2, get the same 505: node-listener.ts.)
  * - an `Expect` other than `100-continue`: node:http's own answer is a bare 417; this one
  *   says what to send instead (RFC 9110 §10.1.1).
  */
@@ -31,6 +32,8 @@ export function protocolRefusal(request: IncomingMessage): ProtocolRefusal | nul
   if (minor === 1 && request.headers.host === undefined) {
     return { status: 400, message: 'the Host header is missing: an HTTP/1.1 request carries one (Host: the address you connect to)' };
   }
+  const hosts = request.headersDistinct.host?.length ?? 0;
+  if (hosts > 1) return { status: 400, message: `the Host header was sent ${hosts} times: send it once` };
   return null;
 }
 

@@ -159,13 +159,26 @@ describe('the doors: HTTP itself', () => {
   const plain = (line: string, headers = 'Host: x\r\n') =>
     `${line}\r\n${headers}x-api-key: ${gw.key}\r\nContent-Length: ${getHealth().length}\r\n\r\n${getHealth()}`;
 
-  it("HTTP/1.0 is served; HTTP/0.9 and HTTP/2.0 request lines are refused with 505 in Slipway's shape", async () => {
+  it("HTTP/1.0 is served; HTTP/0.9, 1.2, 2.0 and 3.0 request lines are refused with 505 in Slipway's shape", async () => {
     const old = await bothWays(plain('POST / HTTP/1.0'));
     assert.equal(old.body.result, 'ok');
     for (const version of ['0.9', '2.0']) {
       const answer = await bothWays(plain(`POST / HTTP/${version}`));
       assert.equal(answer.status, 505, version);
       assert.deepEqual(answer.body, { code: -32600, message: `HTTP/${version} is not served: send HTTP/1.1 (HTTP/1.0 is served too)` });
+    }
+    for (const version of ['1.2', '3.0']) {
+      const answer = await bothWays(plain(`POST / HTTP/${version}`));
+      assert.equal(answer.status, 505, version);
+      assert.deepEqual(answer.body, { code: -32600, message: 'that HTTP version is not served: send HTTP/1.1 (HTTP/1.0 is served too)' });
+    }
+  });
+
+  it('an HTTP/1.1 request with two Host headers is refused 400, equal or not', async () => {
+    for (const hosts of ['Host: x\r\nHost: x\r\n', 'Host: a\r\nHost: b\r\n']) {
+      const answer = await bothWays(plain('POST / HTTP/1.1', hosts));
+      assert.equal(answer.status, 400, hosts);
+      assert.deepEqual(answer.body, { code: -32600, message: 'the Host header was sent 2 times: send it once' });
     }
   });
 
