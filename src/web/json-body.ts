@@ -30,11 +30,17 @@ export function installJsonBodyParser(app: FastifyInstance): void {
 }
 
 /**
- * Whether a Content-Encoding header leaves the body as sent: none, or `identity` in any case
- * (content codings are case-insensitive, RFC 9110 §8.4.1).
+ * Whether a Content-Encoding header leaves the body as sent: none, an empty list, or only
+ * `identity`, in any case (content codings are case-insensitive, RFC 9110 §8.4.1; node:http
+ * joins a repeated header with ", ").
  */
 export function isUncompressed(encoding: string | string[] | undefined): boolean {
-  return encoding === undefined || encoding === 'identity' || (typeof encoding === 'string' && encoding.toLowerCase() === 'identity');
+  if (encoding === undefined || encoding === 'identity') return true;
+  if (typeof encoding !== 'string') return false;
+  return encoding.split(',').every((coding) => {
+    const name = coding.trim().toLowerCase();
+    return name === '' || name === 'identity';
+  });
 }
 
 /** An uncompressed body's text as JSON: undefined when empty, a marker `checkJsonBody` refuses when not JSON. */

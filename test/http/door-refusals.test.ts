@@ -76,15 +76,17 @@ describe('the doors: one rule on every path', () => {
     }
   });
 
-  it('Content-Encoding: identity in any case is no compression (codings are case-insensitive); gzip is refused', async () => {
-    for (const coding of ['IDENTITY', 'Identity', 'identity']) {
+  it('Content-Encoding: identity in any case, empty, or repeated is no compression (codings are case-insensitive); gzip is refused', async () => {
+    for (const coding of ['IDENTITY', 'Identity', 'identity', '', 'identity\r\nContent-Encoding: identity']) {
       for (const path of ['/', '/?x=1']) {
         const answer = await bothWays(request(path, gw.key, getHealth(), [`Content-Encoding: ${coding}`]));
         assert.equal(answer.body.result, 'ok', `${coding} on ${path}: ${JSON.stringify(answer.body)}`);
       }
     }
-    const gzip = await bothWays(request('/submit-batch', gw.key, '{}', ['Content-Encoding: gzip']));
-    assert.equal(gzip.status, 415);
+    for (const coding of ['gzip', 'identity, gzip', 'identity\r\nContent-Encoding: br']) {
+      const compressed = await bothWays(request('/submit-batch', gw.key, '{}', [`Content-Encoding: ${coding}`]));
+      assert.equal(compressed.status, 415, coding);
+    }
   });
 });
 
