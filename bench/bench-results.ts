@@ -3,8 +3,7 @@ import type { CostPart } from './cost-parts';
 import type { TpuCost } from './tpu-cost';
 import type { CoreRun } from './core-runs';
 import type { LoadResult } from './load';
-import type { LandingByRoute } from './landing-by-route';
-import type { RouteName } from './landing-gateways';
+import type { LandingByRoute, LandingStatistics } from './landing-shapes';
 
 export interface SoakResult {
   readonly seconds: number;
@@ -13,9 +12,6 @@ export interface SoakResult {
   /** Resident set of the Slipway process, one sample a second. */
   readonly rssMiB: number[];
 }
-
-/** The landing step's figures under stable flat names, as the TPU's are: `landing_rpc_landed_pct`, `landing_tpu_slots_p99`, … */
-export type LandingStatistics = Partial<Record<`landing_${RouteName}_${'landed_pct' | 'slots_p50' | 'slots_p99'}`, number | null>>;
 
 export interface BenchResults extends LandingStatistics {
   readonly mode: string;

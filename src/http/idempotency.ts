@@ -18,7 +18,7 @@
  */
 import crypto from 'node:crypto';
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
-import type { Submitted } from '../pipeline/submission-pipeline';
+import type { Submitted } from '../pipeline/submission-shapes';
 import type { IdempotencyRecord, IdempotencyStore, NewIdempotencyRecord } from '../stores/idempotency-store';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { Reply } from '../web/json-rpc-envelope';

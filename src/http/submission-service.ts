@@ -13,7 +13,7 @@ import { transactionsIn, type KeyLimits } from '../limits/key-limits';
 import { computeBundleId } from '../core/bundle-id';
 import { countOutcomeReason, countSubmission } from '../metrics/metrics';
 import type { RecentRefusals } from '../pipeline/recent-refusals';
-import type { BundleReceipt, Submitted, SubmissionPipeline } from '../pipeline/submission-pipeline';
+import type { BundleReceipt, Submitted, SubmissionPipeline } from '../pipeline/submission-shapes';
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import type { ValidatedTransaction } from '../validation/validate-transaction';

@@ -6,7 +6,8 @@
  * (gossip, turbine, repair, votes, forwards, WebSocket subscriptions, UDP TPU, which Agave
  * no longer takes) is null.
  */
-import { SOLANA_CORE_VERSION } from './rpc-shapes';
+/** The Solana version the local cluster's nodes claim (getClusterNodes, getVersion), for clients that check features by version. */
+export const SOLANA_CORE_VERSION = '2.3.0';
 
 export interface RpcContactInfo {
   readonly pubkey: string;

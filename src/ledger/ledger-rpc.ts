@@ -11,8 +11,8 @@ import type { RpcAnswer, SignatureStatusView } from '../core/rpc-types';
 import { JITO_TIP_ACCOUNTS } from '../core/jito-tip-accounts';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
+import { SOLANA_CORE_VERSION } from './cluster-nodes';
 import {
-  SOLANA_CORE_VERSION,
   configOf,
   encodeAccount,
   invalidParams,

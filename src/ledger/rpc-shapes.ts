@@ -1,10 +1,9 @@
 /** What the local ledgers' JSON-RPC methods share: Agave's answer shapes, parameter parsing, account encoding. */
 import bs58 from 'bs58';
 import type { RpcAnswer } from '../core/rpc-types';
+import { SOLANA_CORE_VERSION } from './cluster-nodes';
 import type { AccountView, LocalLedger } from './local-ledger';
 
-/** The Solana version the ledger's RPC claims, for clients that check features by version. */
-export const SOLANA_CORE_VERSION = '2.3.0';
 export const API_VERSION = SOLANA_CORE_VERSION;
 
 export type Method = (ledger: LocalLedger, params: readonly unknown[]) => RpcAnswer;

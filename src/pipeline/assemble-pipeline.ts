@@ -21,7 +21,8 @@ import { RecentTransactions } from './recent-transactions';
 import { followUnfinished, warmDuplicateWindow } from './recovery';
 import { createRouter, type Router } from './router';
 import { createStatusView, type StatusView } from './status-view';
-import { createSubmissionPipeline, type SubmissionPipeline } from './submission-pipeline';
+import { createSubmissionPipeline } from './submission-pipeline';
+import type { SubmissionPipeline } from './submission-shapes';
 import { SlotWatch } from './slot-watch';
 import { LandingTracker } from './landing-tracker';
 

@@ -8,7 +8,7 @@ import type { Journal, NewSubmission, SubmissionKind } from '../stores/journal';
 import type { Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { JournalState } from './route-send';
-import type { SubmissionContext } from './submission-pipeline';
+import type { SubmissionContext } from './submission-shapes';
 import type { LandingTracker } from './landing-tracker';
 
 export class JournalRecorder {

@@ -13,7 +13,7 @@ import type { ValidatedTransaction } from '../validation/validate-transaction';
 import type { HoldQueue } from './hold-queue';
 import type { JournalState, RouteOutcome } from './route-send';
 import type { JournalRecorder } from './journal-recorder';
-import type { SubmissionContext } from './submission-pipeline';
+import type { SubmissionContext } from './submission-shapes';
 
 export class ProtectedSends {
   constructor(

@@ -13,7 +13,7 @@ import type { ClusterClaims } from './cluster-claims';
 import { failureBeforeSending } from './bundle-simulation-check';
 import type { Router } from './router';
 import type { JournalRecorder } from './journal-recorder';
-import type { Submitted, BundleReceipt, SubmissionContext } from './submission-pipeline';
+import type { Submitted, BundleReceipt, SubmissionContext } from './submission-shapes';
 import { TtlMap } from './ttl-map';
 
 /** Landed bundles remembered for resubmissions (about 600 bytes each with five signatures). */

@@ -14,7 +14,7 @@ import type { RecentTransactions } from './recent-transactions';
 import { sendToRoute, stateAfter } from './route-send';
 import type { Router } from './router';
 import type { JournalRecorder } from './journal-recorder';
-import type { Submitted, SubmissionContext } from './submission-pipeline';
+import type { Submitted, SubmissionContext } from './submission-shapes';
 
 /** Batch members skip preflight: each is executed on its own and may fail on chain alone. */
 const BATCH_SEND_OPTIONS: SendOptions = {

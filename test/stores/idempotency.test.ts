@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fail, ok, slipwayError, type Result } from '../../src/errors/error-catalogue';
 import { createIdempotency, type IdempotentSubmission } from '../../src/http/idempotency';
-import type { Submitted } from '../../src/pipeline/submission-pipeline';
+import type { Submitted } from '../../src/pipeline/submission-shapes';
 import type { IdempotencyStore } from '../../src/stores/idempotency-store';
 import { createPostgresIdempotencyStore } from '../../src/stores/idempotency-store-postgres';
 import { createSqliteIdempotencyStore } from '../../src/stores/idempotency-store-sqlite';

@@ -5,6 +5,9 @@
  * one file (ENTRY_FILES) is entered only there: nothing outside it, in src/, test/ or bench/,
  * imports another of its files, except the tests that mirror it.
  *
+ * And no file reaches itself through its imports, type imports included: files that import
+ * each other are one piece that cannot be read, tested or moved apart.
+ *
  * Imports are read by TypeScript's own parser, so that every form counts: `import … from`,
  * a side-effect `import '…'`, `export … from`, `import x = require('…')`, `require('…')`,
  * `import('…')` and a type's `import('…').T`.
@@ -64,6 +67,43 @@ function relativeImports(...folders: string[]): { file: string; spec: string; ta
     }
   }
   return found;
+}
+
+/** The file an import names: `x.ts`, or a folder's `index.ts`. */
+function resolvedFile(target: string): string | null {
+  for (const candidate of [`${target}.ts`, path.join(target, 'index.ts')]) if (fs.existsSync(candidate)) return candidate;
+  return null;
+}
+
+/** One circle of imports among `imports`, as the files around it (the first again at the end), or null. */
+function findCircle(imports: readonly { file: string; target: string }[]): string[] | null {
+  const edges = new Map<string, string[]>();
+  for (const { file, target } of imports) {
+    const to = resolvedFile(target) ?? target;
+    edges.set(file, [...(edges.get(file) ?? []), to]);
+  }
+  const done = new Set<string>();
+  const trail: string[] = [];
+  const onTrail = new Set<string>();
+  const visit = (file: string): string[] | null => {
+    if (onTrail.has(file)) return [...trail.slice(trail.indexOf(file)), file];
+    if (done.has(file)) return null;
+    trail.push(file);
+    onTrail.add(file);
+    for (const next of edges.get(file) ?? []) {
+      const circle = visit(next);
+      if (circle !== null) return circle;
+    }
+    trail.pop();
+    onTrail.delete(file);
+    done.add(file);
+    return null;
+  };
+  for (const file of edges.keys()) {
+    const circle = visit(file);
+    if (circle !== null) return circle;
+  }
+  return null;
 }
 
 const folderOf = (file: string) => {
@@ -142,5 +182,13 @@ describe('imports', () => {
       .filter(({ target }) => !within(target, client) && !within(target, path.join(SRC, 'core')))
       .map(({ file, spec }) => `${path.relative(ROOT, file)} imports ${spec}`);
     assert.deepEqual(outside, []);
+  });
+  it('form no circle: no file of src/ or bench/ reaches itself through its imports', () => {
+    const a = path.join(ROOT, 'a.ts');
+    const b = path.join(ROOT, 'b.ts');
+    assert.deepEqual(findCircle([{ file: a, target: b }, { file: b, target: a }]), [a, b, a], 'a circle of two is found');
+    assert.equal(findCircle([{ file: a, target: b }]), null);
+    const circle = findCircle(relativeImports('src', 'bench'));
+    assert.equal(circle, null, `${(circle ?? []).map((file) => path.relative(ROOT, file)).join(' -> ')}: move what they share to a file both import`);
   });
 });
