@@ -8,7 +8,7 @@
  */
 import { QuicClientConnection, type ClientOptions } from './client-connection';
 import type { ConnectionEvent } from './connection';
-import { destinationCid, type EndpointMachine, type Remote, type Transmit } from './endpoint-machine';
+import { destinationCid, TransmitQueue, type EndpointMachine, type Remote, type Transmit } from './endpoint-machine';
 
 /** A connection of the endpoint, and where it sends. */
 export interface EndpointConnection<T> extends Remote {
@@ -24,9 +24,7 @@ const SCID_LENGTH = 8;
 
 export class ClientEndpointMachine implements EndpointMachine {
   private readonly byCid = new Map<string, Entry>();
-  private readonly dirty = new Set<Entry>();
-  private outbox: Transmit[] = [];
-  private head = 0;
+  private readonly transmits = new TransmitQueue<Entry>((entry, now) => this.drive(entry, now));
   private closed = false;
   /** Datagrams handed out and taken in, for the benchmark. */
   datagramsSent = 0;
@@ -44,20 +42,20 @@ export class ClientEndpointMachine implements EndpointMachine {
     const connection = new QuicClientConnection<T>({ ...options, now });
     const entry: Entry = { connection, address, port, onEvents: onEvents as Entry['onEvents'] };
     this.byCid.set(connection.scid.toString('hex'), entry);
-    this.dirty.add(entry);
+    this.transmits.touch(entry);
     return entry as EndpointConnection<unknown> as EndpointConnection<T>;
   }
 
   /** Queues `data` on `entry`'s connection; false if it cannot take it. Sent when the endpoint is next polled. */
   send<T>(entry: EndpointConnection<T>, data: Buffer, tag: T): boolean {
     const accepted = entry.connection.send(data, tag);
-    if (accepted) this.dirty.add(entry as EndpointConnection<unknown> as Entry);
+    if (accepted) this.transmits.touch(entry as EndpointConnection<unknown> as Entry);
     return accepted;
   }
 
   closeConnection<T>(entry: EndpointConnection<T>, now: number, code = 0, reason = ''): void {
     entry.connection.close(code, reason, now);
-    this.dirty.add(entry as EndpointConnection<unknown> as Entry);
+    this.transmits.touch(entry as EndpointConnection<unknown> as Entry);
   }
 
   handle(now: number, _remote: Remote, datagram: Buffer): void {
@@ -66,29 +64,19 @@ export class ClientEndpointMachine implements EndpointMachine {
     const entry = this.byCid.get(destinationCid(datagram, SCID_LENGTH).toString('hex'));
     if (entry === undefined) return;
     entry.connection.receive(datagram, now);
-    this.dirty.add(entry);
+    this.transmits.touch(entry);
   }
 
   pollTransmit(now: number): Transmit | null {
-    if (this.head === this.outbox.length) {
-      this.outbox = [];
-      this.head = 0;
-      // An `onEvents` may queue more (a transaction sent again elsewhere): those are driven too.
-      while (this.outbox.length === 0 && this.dirty.size > 0) {
-        const touched = [...this.dirty];
-        this.dirty.clear();
-        for (const entry of touched) this.drive(entry, now);
-      }
-    }
-    if (this.head === this.outbox.length) return null;
-    this.datagramsSent++;
-    return this.outbox[this.head++]!;
+    const transmit = this.transmits.poll(now);
+    if (transmit !== null) this.datagramsSent++;
+    return transmit;
   }
 
   private drive(entry: Entry, now: number): void {
     const { connection } = entry;
     for (let datagram = connection.poll(now); datagram !== null; datagram = connection.poll(now))
-      this.outbox.push({ address: entry.address, port: entry.port, datagram });
+      this.transmits.push({ address: entry.address, port: entry.port, datagram });
     const events = connection.takeEvents();
     if (connection.state === 'closed') this.byCid.delete(connection.scid.toString('hex'));
     if (events.length > 0) entry.onEvents(events);
@@ -104,7 +92,7 @@ export class ClientEndpointMachine implements EndpointMachine {
     for (const entry of [...this.byCid.values()]) {
       if (entry.connection.nextTimeout() <= now) {
         entry.connection.onTimeout(now);
-        this.dirty.add(entry);
+        this.transmits.touch(entry);
       }
     }
   }
@@ -115,7 +103,7 @@ export class ClientEndpointMachine implements EndpointMachine {
     this.closed = true;
     for (const entry of this.byCid.values()) {
       entry.connection.close(0, 'endpoint closed', now);
-      this.dirty.add(entry);
+      this.transmits.touch(entry);
     }
   }
 }

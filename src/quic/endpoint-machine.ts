@@ -39,3 +39,39 @@ export function destinationCid(datagram: Buffer, shortLength: number): Buffer {
   const long = (datagram[0]! & 0x80) !== 0;
   return long ? datagram.subarray(6, 6 + Math.min(datagram[5] ?? 0, MAX_CID_LENGTH)) : datagram.subarray(1, 1 + shortLength);
 }
+
+/**
+ * What an endpoint has to send: datagrams queued, oldest first, and the connections touched
+ * since the last poll (`touch`). When the queue runs dry, `poll` drives the touched ones (each
+ * through `drive`, which queues what it polls from the connection) until one queues something
+ * or none is left: a connection's events may touch others (a transaction sent again
+ * elsewhere), and those are driven too.
+ */
+export class TransmitQueue<C> {
+  private readonly touched = new Set<C>();
+  private queue: Transmit[] = [];
+  private head = 0;
+
+  constructor(private readonly drive: (connection: C, now: number) => void) {}
+
+  touch(connection: C): void {
+    this.touched.add(connection);
+  }
+
+  push(transmit: Transmit): void {
+    this.queue.push(transmit);
+  }
+
+  poll(now: number): Transmit | null {
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      while (this.queue.length === 0 && this.touched.size > 0) {
+        const due = [...this.touched];
+        this.touched.clear();
+        for (const connection of due) this.drive(connection, now);
+      }
+    }
+    return this.head < this.queue.length ? this.queue[this.head++]! : null;
+  }
+}

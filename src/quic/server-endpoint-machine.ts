@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ConnectionEvent } from './connection';
-import { destinationCid, type EndpointMachine, type Remote, type Transmit } from './endpoint-machine';
+import { destinationCid, TransmitQueue, type EndpointMachine, type Remote, type Transmit } from './endpoint-machine';
 import { decodePacketNumber, initialSecrets, PacketKeys, retryIntegrityTag, unprotectHeader } from './packet-protection';
 import { retryWithoutTag, splitDatagram } from './packets';
 import { RetryTokens } from './retry-tokens';
@@ -66,12 +66,9 @@ export class ServerEndpointMachine implements EndpointMachine {
   private readonly byCid = new Map<string, QuicServerConnection>();
   private readonly remotes = new Map<QuicServerConnection, Remote>();
   private readonly byIdentity = new Map<string, Set<QuicServerConnection>>();
-  private readonly dirty = new Set<QuicServerConnection>();
   private readonly tokens: RetryTokens;
   private readonly random: (length: number) => Buffer;
-  /** Datagrams waiting for `pollTransmit`, oldest first, from `head`. */
-  private outbox: Transmit[] = [];
-  private head = 0;
+  private readonly transmits = new TransmitQueue<QuicServerConnection>((connection, now) => this.drive(connection, now));
   /** Set to drop every datagram of established connections (fault injection: a stalled leader). */
   stalled = false;
 
@@ -90,7 +87,7 @@ export class ServerEndpointMachine implements EndpointMachine {
    * in QUIC cannot be taken back).
    */
   renewStreamWindows(): void {
-    for (const connection of this.remotes.keys()) if (connection.renewStreamWindow()) this.dirty.add(connection);
+    for (const connection of this.remotes.keys()) if (connection.renewStreamWindow()) this.transmits.touch(connection);
   }
 
   handle(now: number, remote: Remote, datagram: Buffer): void {
@@ -99,7 +96,7 @@ export class ServerEndpointMachine implements EndpointMachine {
     if (existing !== undefined) {
       if (this.stalled && existing.state === 'established') return;
       existing.receive(datagram, now);
-      this.dirty.add(existing);
+      this.transmits.touch(existing);
       return;
     }
     if ((datagram[0]! & 0x80) !== 0 && datagram.length >= MIN_INITIAL_DATAGRAM) this.accept(now, remote, datagram);
@@ -144,28 +141,18 @@ export class ServerEndpointMachine implements EndpointMachine {
     this.remotes.set(connection, { address: remote.address, port: remote.port });
     connection.receive(datagram, now);
     if (refused !== null) connection.refuse(refused, now);
-    this.dirty.add(connection);
+    this.transmits.touch(connection);
   }
 
   /** A Retry whose token seals the client's address, the time and its original destination ID; no state is kept. */
   private queueRetry(now: number, remote: Remote, dcid: Buffer, scid: Buffer): void {
     const token = this.tokens.seal(dcid, remote, now);
     const packet = retryWithoutTag(scid, this.random(SCID_LENGTH), token);
-    this.outbox.push({ address: remote.address, port: remote.port, datagram: Buffer.concat([packet, retryIntegrityTag(dcid, packet)]) });
+    this.transmits.push({ address: remote.address, port: remote.port, datagram: Buffer.concat([packet, retryIntegrityTag(dcid, packet)]) });
   }
 
   pollTransmit(now: number): Transmit | null {
-    if (this.head === this.outbox.length) {
-      this.outbox = [];
-      this.head = 0;
-      // The connections touched since the last poll: their events first, then what they send.
-      while (this.outbox.length === 0 && this.dirty.size > 0) {
-        const touched = [...this.dirty];
-        this.dirty.clear();
-        for (const connection of touched) this.drive(connection, now);
-      }
-    }
-    return this.head < this.outbox.length ? this.outbox[this.head++]! : null;
+    return this.transmits.poll(now);
   }
 
   private drive(connection: QuicServerConnection, now: number): void {
@@ -173,7 +160,7 @@ export class ServerEndpointMachine implements EndpointMachine {
     if (remote === undefined) return;
     for (const event of connection.takeEvents()) this.onEvent(connection, event, remote, now);
     for (let datagram = connection.poll(now); datagram !== null; datagram = connection.poll(now))
-      this.outbox.push({ address: remote.address, port: remote.port, datagram });
+      this.transmits.push({ address: remote.address, port: remote.port, datagram });
     if (connection.state === 'closed') this.forget(connection);
   }
 
@@ -230,7 +217,7 @@ export class ServerEndpointMachine implements EndpointMachine {
     for (const connection of this.remotes.keys()) {
       if (connection.nextTimeout() <= now) {
         connection.onTimeout(now);
-        this.dirty.add(connection);
+        this.transmits.touch(connection);
       }
     }
   }
@@ -238,7 +225,7 @@ export class ServerEndpointMachine implements EndpointMachine {
   close(now: number): void {
     for (const connection of this.remotes.keys()) {
       connection.close(0, 'server closing', now);
-      this.dirty.add(connection);
+      this.transmits.touch(connection);
     }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The QUIC endpoints without sockets (server-endpoint-machine.ts, client-endpoint-machine.ts,
- * retry-tokens.ts): routing by connection ID, who may start a connection, Retry judged at
+ * retry-tokens.ts, endpoint-machine.ts's transmit queue): routing by connection ID, who may start a connection, Retry judged at
  * the time the endpoint is given, and the limits per address, per identity and in all. The
  * two endpoints talk through test/quic/endpoint-network.ts, on a clock the test moves.
  */
@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { ConnectionEvent } from '../../src/quic/connection';
+import { TransmitQueue, type Transmit } from '../../src/quic/endpoint-machine';
 import { splitDatagram } from '../../src/quic/packets';
 import { RetryTokens, TOKEN_LIFETIME_MS } from '../../src/quic/retry-tokens';
 import { TOO_MANY_CONNECTIONS_CODE } from '../../src/quic/server-endpoint-machine';
@@ -186,5 +187,44 @@ describe('Retry in the server endpoint, at the time it is given', () => {
     assert.equal(tokens.open(token, { address: '10.9.9.9', port: CLIENT.port }, 5), null, 'another address');
     assert.equal(new RetryTokens().open(token, CLIENT, 5), null, "another endpoint's key");
     assert.equal(tokens.open(token.subarray(0, 20), CLIENT, 5), null, 'cut short');
+  });
+});
+
+describe('the transmit queue both endpoints hand out datagrams from', () => {
+  const datagram = (name: string): Transmit => ({ address: name, port: 1, datagram: Buffer.from(name) });
+
+  it('drives every connection touched since the last poll, each once, and hands out what they queued in order', () => {
+    const driven: string[] = [];
+    const queue: TransmitQueue<string> = new TransmitQueue<string>((connection) => {
+      driven.push(connection);
+      queue.push(datagram(`${connection}-1`));
+      queue.push(datagram(`${connection}-2`));
+    });
+    queue.touch('a');
+    queue.touch('b');
+    queue.touch('a');
+    const out: string[] = [];
+    for (let t = queue.poll(0); t !== null; t = queue.poll(0)) out.push(t.address);
+    assert.deepEqual(driven, ['a', 'b']);
+    assert.deepEqual(out, ['a-1', 'a-2', 'b-1', 'b-2']);
+    assert.equal(queue.poll(0), null);
+  });
+
+  it("drives in the same poll a connection that another's events touched, when nothing was queued yet", () => {
+    const queue: TransmitQueue<string> = new TransmitQueue<string>((connection) => {
+      if (connection === 'quiet') queue.touch('other'); // its events sent a transaction again elsewhere
+      else queue.push(datagram(connection));
+    });
+    queue.touch('quiet');
+    assert.equal(queue.poll(5)?.address, 'other');
+    assert.equal(queue.poll(5), null);
+  });
+
+  it('passes each drive the time of the poll', () => {
+    const times: number[] = [];
+    const queue = new TransmitQueue<string>((_connection, now) => times.push(now));
+    queue.touch('a');
+    queue.poll(42);
+    assert.deepEqual(times, [42]);
   });
 });
