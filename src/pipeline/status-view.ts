@@ -4,7 +4,9 @@
  * `getInflightBundleStatuses` in Jito's, and `getSubmissionStatuses`, Slipway's own, which
  * also says why something did not land.
  */
+import bs58 from 'bs58';
 import type { OutcomeReason } from '../core/outcome-reasons';
+import { quote } from '../errors/client-text';
 import type { Journal, JournalEntry } from '../stores/journal';
 import type { SignatureStatusView } from '../upstreams/upstream';
 import type { RecentRefusals } from './recent-refusals';
@@ -28,9 +30,30 @@ export interface StatusView {
   getSubmission(params: readonly unknown[], keyId: string): Promise<StatusAnswer>;
 }
 
-function stringList(value: unknown, max: number, what: string): string[] | string {
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return `params[0] must be an array of ${what}`;
-  if (value.length > max) return `params[0] has ${value.length} entries; at most ${max}`;
+/** A transaction's ID: 64 bytes in base58 (64 to 88 characters). */
+const isSignature = (id: string) => id.length >= 64 && id.length <= 88 && bs58.decodeUnsafe(id)?.length === 64;
+/** A bundle's ID: its SHA-256 in hex, as the block engine and core/bundle-id.ts write it. */
+const isBundleId = (id: string) => /^[0-9a-f]{64}$/i.test(id);
+
+const ENTRIES = {
+  signatures: { what: 'base58 signature strings', fits: isSignature, one: 'a base58 signature (64 bytes)' },
+  bundleIds: { what: 'bundle ID strings', fits: isBundleId, one: 'a bundle ID (64 hex digits)' },
+  either: { what: 'signatures or bundle IDs', fits: (id: string) => isSignature(id) || isBundleId(id), one: 'a signature or a bundle ID' },
+} as const;
+
+/** params[0] as a list of at most `max` IDs of one kind, or why it is not one; a config after it must be an object. */
+function idList(method: string, params: readonly unknown[], max: number, kind: keyof typeof ENTRIES): string[] | string {
+  const { what, fits, one } = ENTRIES[kind];
+  const of = `Invalid params: ${method}'s`;
+  const value = params[0];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return `${of} params[0] must be an array of ${what}`;
+  if (value.length > max) return `${of} params[0] has ${value.length} entries; at most ${max}`;
+  const wrong = (value as string[]).findIndex((id) => !fits(id));
+  if (wrong >= 0) return `${of} params[0][${wrong}] is not ${one}: ${quote(value[wrong])}`;
+  if (params.length > 2) return `Invalid params: ${method} takes at most 2 params [ids, config?]; got ${params.length}`;
+  const config = params[1];
+  if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config)))
+    return `${of} params[1] (config) must be a configuration object; got ${quote(config)}`;
   return value as string[];
 }
 
@@ -63,7 +86,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
 
   return {
     async getSignatureStatuses(params) {
-      const signatures = stringList(params[0], MAX_SIGNATURES, 'base58 signature strings');
+      const signatures = idList('getSignatureStatuses', params, MAX_SIGNATURES, 'signatures');
       if (typeof signatures === 'string') return { invalid: signatures };
       const live = await upstreamStatuses(signatures);
       const value = await Promise.all(
@@ -76,7 +99,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
     },
 
     async getBundleStatuses(params) {
-      const ids = stringList(params[0], MAX_BUNDLE_IDS, 'bundle ID strings');
+      const ids = idList('getBundleStatuses', params, MAX_BUNDLE_IDS, 'bundleIds');
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (bundleId) => {
@@ -99,7 +122,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
     },
 
     async getInflightBundleStatuses(params, keyId) {
-      const ids = stringList(params[0], MAX_BUNDLE_IDS, 'bundle ID strings');
+      const ids = idList('getInflightBundleStatuses', params, MAX_BUNDLE_IDS, 'bundleIds');
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (bundleId) => {
@@ -116,7 +139,7 @@ export function createStatusView(journal: Journal, router: Router, refusals: Rec
     },
 
     async getSubmissionStatuses(params, keyId) {
-      const ids = stringList(params[0], MAX_SUBMISSION_IDS, 'signatures or bundle IDs');
+      const ids = idList('getSubmissionStatuses', params, MAX_SUBMISSION_IDS, 'either');
       if (typeof ids === 'string') return { invalid: ids };
       const value = await Promise.all(
         ids.map(async (id) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import bs58 from 'bs58';
 import { useGateway } from '../helpers/use-gateway';
 import { rpc, submitBatch } from '../helpers/rpc';
 import { fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
@@ -86,5 +87,29 @@ describe('reads answered from the embedded ledger, in Solana shapes (through web
       'json',
     ]);
     assert.equal(found.body.error, undefined, JSON.stringify(found.body));
+  });
+  it('refuses status lookups by what is not an ID of their kind (a signature, a bundle ID), and a config that is not an object, with -32602 naming the entry', async () => {
+    const signature = '1111111111111111111111111111111111111111111111111111111111111111';
+    const bundleId = 'ab'.repeat(32);
+    const realSignature = bs58.encode(Buffer.alloc(64, 0xab));
+    const cases: [string, unknown[], string][] = [
+      ['getSignatureStatuses', [[signature, 'x'.repeat(5000)]], `Invalid params: getSignatureStatuses's params[0][1] is not a base58 signature (64 bytes): "${'x'.repeat(63)}…`],
+      ['getSignatureStatuses', [['1'.repeat(40)]], `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${'1'.repeat(40)}"`],
+      ['getSignatureStatuses', [[bundleId]], `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${bundleId.slice(0, 63)}…`],
+      ['getSignatureStatuses', [[signature], 1], "Invalid params: getSignatureStatuses's params[1] (config) must be a configuration object; got 1"],
+      ['getSignatureStatuses', [[signature], {}, 1], 'Invalid params: getSignatureStatuses takes at most 2 params [ids, config?]; got 3'],
+      ['getBundleStatuses', [[realSignature]], `Invalid params: getBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${realSignature.slice(0, 63)}…`],
+      ['getInflightBundleStatuses', [['zz'.repeat(32)]], `Invalid params: getInflightBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${'zz'.repeat(32).slice(0, 63)}…`],
+      ['getSubmissionStatuses', [[bundleId, signature, 'nope']], 'Invalid params: getSubmissionStatuses\'s params[0][2] is not a signature or a bundle ID: "nope"'],
+    ];
+    for (const [method, params, message] of cases) {
+      const answer = await rpc(ctx.gw.url, ctx.gw.key, method, params, 5);
+      assert.deepEqual(answer.body, { jsonrpc: '2.0', error: { code: -32602, message }, id: 5 }, `${method} ${JSON.stringify(params).slice(0, 80)}`);
+    }
+    // IDs of their kind are looked up (and unknown ones answered null), with or without a config.
+    const statuses = await rpc(ctx.gw.url, ctx.gw.key, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
+    assert.deepEqual(statuses.body.result.value, [null]);
+    assert.deepEqual((await rpc(ctx.gw.url, ctx.gw.key, 'getBundleStatuses', [[bundleId.toUpperCase()]])).body.result.value, [null]);
+    assert.deepEqual((await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[bundleId, realSignature]])).body.result.value, [null, null]);
   });
 });
