@@ -46,7 +46,8 @@ function presentedKey(request: FastifyRequest): string | undefined {
     (request.query as Record<string, string | string[] | undefined>)['api-key'],
   ];
   for (const source of sources) {
-    const value = Array.isArray(source) ? source[0] : source;
+    // `?api-key=a&api-key=b` comes as a list: joined, as node:http joins a repeated header, it is no key.
+    const value = Array.isArray(source) ? source.join(', ') : source;
     if (value !== undefined && value !== '') return value;
   }
   return undefined;
@@ -57,6 +58,8 @@ function whyRefused(request: FastifyRequest, presented: string | undefined): str
   if (presented === undefined) return 'missing API key: send it in the x-api-key header';
   // node:http joins repeated headers ("k, k"): a header sent twice is refused as such, not as an unknown key.
   if (timesSent(request.raw.rawHeaders, 'x-api-key') > 1) return 'x-api-key was sent more than once: send the x-api-key header once';
+  if (Array.isArray((request.query as Record<string, unknown>)['api-key']))
+    return 'api-key was given more than once in the query: give ?api-key= once';
   return 'invalid API key: it is unknown or has been revoked';
 }
 

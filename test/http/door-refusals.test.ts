@@ -102,6 +102,25 @@ describe('the doors: the API key', () => {
     }
   });
 
+  it('?api-key= given twice is refused saying to give it once, equal or not, on requests and WebSocket handshakes', async () => {
+    for (const second of [gw.key, 'slw_other']) {
+      for (const path of ['/', '/submit-batch']) {
+        const answer = await bothWays(request(`${path}?api-key=${gw.key}&api-key=${second}`, '', getHealth()));
+        assert.equal(answer.status, 401, path);
+        const message = path === '/' ? answer.body.error.message : answer.body.message;
+        assert.equal(message, 'api-key was given more than once in the query: give ?api-key= once');
+      }
+      const upgrade = await answerTo(
+        `GET /?api-key=${gw.key}&api-key=${second} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      assert.equal(upgrade.status, 401);
+      assert.deepEqual(JSON.parse(upgrade.body), { code: 401, message: 'api-key was given more than once in the query: give ?api-key= once' });
+    }
+    // Once is served.
+    assert.equal((await bothWays(request(`/?api-key=${gw.key}`, '', getHealth()))).body.result, 'ok');
+  });
+
   it('an empty x-api-key beside ?api-key= is no key: the query key is read', async () => {
     const bytes = request('/?api-key=' + gw.key, '', getHealth());
     const answer = await bothWays(bytes);
