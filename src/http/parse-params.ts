@@ -61,9 +61,11 @@ export async function parseSendBundleParams(
   validator: TransactionValidator,
 ): Promise<Result<ValidatedTransaction[]>> {
   if (params.length > 2) return invalid(`sendBundle takes 2 params ([transactions, config]); got ${params.length}`);
+  const list = transactionListShape(params[0], 'params[0]', 'bundle');
+  if (!list.ok) return list;
   const config = parseEncodingConfig(params[1]);
   if (!config.ok) return config;
-  return parseTransactionList(params[0], 'params[0]', validator, 'bundle');
+  return validateTransactionList(list.value, 'params[0]', validator, 'bundle');
 }
 
 /** `/submit-batch`'s `params: {transactions, options}`. */
@@ -76,7 +78,8 @@ export async function parseSubmitBatchParams(params: unknown, validator: Transac
   if (!Array.isArray(options) || options.length !== 0) {
     return invalid('params.options must be an empty array []: it is reserved for future use and takes no option yet');
   }
-  return parseTransactionList(transactions, 'params.transactions', validator, 'batch');
+  const list = transactionListShape(transactions, 'params.transactions', 'batch');
+  return list.ok ? validateTransactionList(list.value, 'params.transactions', validator, 'batch') : list;
 }
 
 function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
@@ -94,22 +97,29 @@ function parseEncodingConfig(value: unknown): Result<Record<string, unknown>> {
   return ok(config);
 }
 
-async function parseTransactionList(
-  value: unknown,
-  field: string,
-  validator: TransactionValidator,
-  kind: 'bundle' | 'batch',
-): Promise<Result<ValidatedTransaction[]>> {
+/** The list's shape (an array of 1 to 5 strings), checked before anything after it in the params. */
+function transactionListShape(value: unknown, field: string, kind: 'bundle' | 'batch'): Result<string[]> {
   if (!Array.isArray(value)) return invalid(`${field} must be an array of 1 to ${MAX_TRANSACTIONS_PER_CALL} Base64 transactions`);
   if (value.length === 0) return invalid(`${field} is empty: a ${kind} needs 1 to ${MAX_TRANSACTIONS_PER_CALL} transactions`);
   if (value.length > MAX_TRANSACTIONS_PER_CALL) {
     return invalid(`${field} has ${value.length} transactions; at most ${MAX_TRANSACTIONS_PER_CALL}`);
   }
-  const label = (index: number) => `transaction ${index + 1} (${field}[${index}])`;
   const notString = value.findIndex((encoded) => typeof encoded !== 'string');
-  if (notString >= 0) return invalid(`${label(notString)} must be a Base64 string`);
+  if (notString >= 0) return invalid(`${transactionLabel(field, notString)} must be a Base64 string`);
+  return ok(value as string[]);
+}
+
+const transactionLabel = (field: string, index: number) => `transaction ${index + 1} (${field}[${index}])`;
+
+async function validateTransactionList(
+  list: readonly string[],
+  field: string,
+  validator: TransactionValidator,
+  kind: 'bundle' | 'batch',
+): Promise<Result<ValidatedTransaction[]>> {
+  const label = (index: number) => transactionLabel(field, index);
   // All at once, so that verifications can run side by side; the first refusal in order wins.
-  const results = await Promise.all((value as string[]).map((encoded, index) => validator.validate(encoded, label(index))));
+  const results = await Promise.all(list.map((encoded, index) => validator.validate(encoded, label(index))));
   const validated: ValidatedTransaction[] = [];
   const positions = new Map<string, number>();
   for (const [index, result] of results.entries()) {

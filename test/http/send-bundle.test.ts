@@ -153,7 +153,7 @@ describe('sendBundle', () => {
     assert.equal(answer.body.id, 1);
   });
 
-  it('refuses the same transaction twice, more than 5, none, and a bad encoding', async () => {
+  it('refuses the same transaction twice, more than 5, none, and a bad encoding; the params in their order (a list that is not one before a missing config)', async () => {
     const alice = await fundedKeypair(ctx.connection);
     const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
     const twice = await sendBundle([tx, tx]);
@@ -166,6 +166,17 @@ describe('sendBundle', () => {
     assert.equal(six.body.error.message, 'params[0] has 6 transactions; at most 5');
     const none = await sendBundle([]);
     assert.equal(none.body.error.message, 'params[0] is empty: a bundle needs 1 to 5 transactions');
+    for (const params of [['x'], [tx], [[tx, 7]]]) {
+      const answer = await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', params);
+      assert.equal(answer.body.error.code, -32602);
+      assert.equal(
+        answer.body.error.message,
+        params[0] === 'x' || params[0] === tx
+          ? 'params[0] must be an array of 1 to 5 Base64 transactions'
+          : 'transaction 2 (params[0][1]) must be a Base64 string',
+      );
+    }
+    assert.equal((await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[tx]])).body.error.message, 'params[1] is required: pass {"encoding": "base64"}');
     const encoding = await sendBundle([tx], ctx.gw.key, { encoding: 'base58' });
     assert.equal(encoding.body.error.message, 'params[1].encoding must be "base64" (got "base58")');
     const unsigned = Buffer.from(tx, 'base64');
