@@ -17,6 +17,7 @@ import type { BundleReceipt, Submitted, SubmissionPipeline } from '../pipeline/s
 import type { ApiKeyRecord } from '../stores/key-store';
 import type { TransactionValidator } from '../validation/transaction-validator';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
+import { whyIdCannotReturn } from '../web/json-rpc-envelope';
 import type { Idempotency } from './idempotency';
 import { parseSendBundleParams, parseSendTransactionParams, parseSubmitBatchParams } from './parse-params';
 
@@ -211,5 +212,6 @@ function checkBatchEnvelope(body: unknown): SlipwayError | null {
   if (id !== undefined && id !== null && typeof id !== 'number' && typeof id !== 'string') {
     return slipwayError('INVALID_REQUEST', 'id must be a number, a string or null when present');
   }
-  return null;
+  const unreturnable = typeof id === 'number' ? whyIdCannotReturn(id) : null;
+  return unreturnable === null ? null : slipwayError('INVALID_REQUEST', unreturnable.replace(/^Invalid Request: /, ''));
 }

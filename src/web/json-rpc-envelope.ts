@@ -51,7 +51,7 @@ export function errorReply(id: JsonRpcId, error: SlipwayError): Reply {
  * Infinity (written back as null) and integers past 2^53 rounded. Such an id is refused,
  * naming it, rather than answered under another id the client cannot match.
  */
-function whyIdCannotReturn(id: number): string | null {
+export function whyIdCannotReturn(id: number): string | null {
   if (!Number.isFinite(id))
     return 'Invalid Request: the id is a number too large for JSON to carry back (it reads as infinity): send a smaller number or a string';
   if (Number.isInteger(id) && !Number.isSafeInteger(id))

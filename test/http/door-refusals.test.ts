@@ -173,6 +173,16 @@ describe('the doors: the request around the body', () => {
     assert.match(huge.body.error.message, /^Invalid Request: the id 123456789012345680000 is an integer past 2\^53/);
     const fine = await bothWays(request('/', gw.key, '{"jsonrpc":"2.0","id":0.5,"method":"getHealth"}'));
     assert.equal(fine.body.id, 0.5);
+    // /submit-batch answers in its own shape, {code, message}, with HTTP 400.
+    for (const [id, message] of [
+      ['1e999', /^the id is a number too large for JSON to carry back/],
+      ['123456789012345678901', /^the id 123456789012345680000 is an integer past 2\^53/],
+    ] as const) {
+      const batch = await bothWays(request('/submit-batch', gw.key, `{"jsonrpc":"2.0","id":${id},"params":{"transactions":["AAAA"],"options":[]}}`));
+      assert.equal(batch.status, 400, id);
+      assert.equal(batch.body.code, -32600, id);
+      assert.match(batch.body.message, message);
+    }
   });
 });
 
