@@ -68,7 +68,11 @@ async function main(): Promise<void> {
     const blockhash = Buffer.from((await import('bs58')).default.decode(app.ledger!.latestBlockhash().blockhash));
     const next = transferFactory(payer, newSigner().publicKey, blockhash);
     const send = async () => {
-      const answer = await post(app!.url, key, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [next(), { encoding: 'base64' }] }));
+      const answer = await post(
+        app!.url,
+        key,
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [next(), { encoding: 'base64' }] }),
+      );
       if (!answer.includes('"result"')) throw new Error(`the transfer was not taken: ${answer}`);
     };
     for (let i = 0; i < 20; i += 1) await send();

@@ -17,7 +17,6 @@ export const TARGETS = {
   tpu_cpu_per_tx_vs_udp_send: { max: 20 },
 } as const;
 
-
 export function writeReport(results: BenchResults, dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');

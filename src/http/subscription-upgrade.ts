@@ -51,7 +51,8 @@ export function checkUpgrade(
     return rejectUpgrade(socket, 400, 'the request target is not a valid path');
   }
   const header = request.headers['x-api-key'];
-  if (query.getAll('api-key').length > 1) return rejectUpgrade(socket, 401, 'api-key was given more than once in the query: give ?api-key= once');
+  if (query.getAll('api-key').length > 1)
+    return rejectUpgrade(socket, 401, 'api-key was given more than once in the query: give ?api-key= once');
   const presented = (Array.isArray(header) ? header[0] : header) ?? query.get('api-key') ?? undefined;
   const record = authenticator.authenticate(presented);
   if (record === null) {

@@ -12,15 +12,7 @@ import { JITO_TIP_ACCOUNTS } from '../core/jito-tip-accounts';
 import { SLOTS_PER_EPOCH } from './leader-schedule';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH, type LocalLedger, type SignatureStatus } from './local-ledger';
 import { SOLANA_CORE_VERSION } from './cluster-nodes';
-import {
-  configOf,
-  encodeAccount,
-  invalidParams,
-  isAnswer,
-  parseAddress,
-  withContext,
-  type Method,
-} from './rpc-shapes';
+import { configOf, encodeAccount, invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
 import { simulateBundle } from './simulate-bundle-rpc';
 import { simulateTransaction } from './simulate-rpc';
 

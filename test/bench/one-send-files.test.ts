@@ -15,9 +15,17 @@ it('one-send-files lists the files one sendTransaction runs, from the socket to 
   });
   const count = /ran functions of (\d+) files of src\//.exec(stdout);
   assert.ok(count !== null, stdout);
-  for (const file of ['lean-connection.ts', 'submission-service.ts', 'validate-transaction.ts', 'submission-pipeline.ts', 'embedded-ledger.ts', 'journal-log.ts'])
+  for (const file of [
+    'lean-connection.ts',
+    'submission-service.ts',
+    'validate-transaction.ts',
+    'submission-pipeline.ts',
+    'embedded-ledger.ts',
+    'journal-log.ts',
+  ])
     assert.match(stdout, new RegExp(`\\b${file.replace('.', '\\.')}\\b`), `${file} is on a sendTransaction's path`);
   // Started, stopped and never on a send's path: their files have no function that runs per request.
-  for (const file of ['app.ts', 'settings.ts', 'open-store.ts']) assert.doesNotMatch(stdout, new RegExp(`\\b${file.replace('.', '\\.')}\\b`));
+  for (const file of ['app.ts', 'settings.ts', 'open-store.ts'])
+    assert.doesNotMatch(stdout, new RegExp(`\\b${file.replace('.', '\\.')}\\b`));
   assert.ok(Number(count[1]) > 30 && Number(count[1]) < 120, stdout);
 });

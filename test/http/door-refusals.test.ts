@@ -115,7 +115,10 @@ describe('the doors: the API key', () => {
           `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
       );
       assert.equal(upgrade.status, 401);
-      assert.deepEqual(JSON.parse(upgrade.body), { code: 401, message: 'api-key was given more than once in the query: give ?api-key= once' });
+      assert.deepEqual(JSON.parse(upgrade.body), {
+        code: 401,
+        message: 'api-key was given more than once in the query: give ?api-key= once',
+      });
     }
     // Once is served.
     assert.equal((await bothWays(request(`/?api-key=${gw.key}`, '', getHealth()))).body.result, 'ok');
@@ -178,7 +181,9 @@ describe('the doors: the request around the body', () => {
       ['1e999', /^the id is a number too large for JSON to carry back/],
       ['123456789012345678901', /^the id 123456789012345680000 is an integer past 2\^53/],
     ] as const) {
-      const batch = await bothWays(request('/submit-batch', gw.key, `{"jsonrpc":"2.0","id":${id},"params":{"transactions":["AAAA"],"options":[]}}`));
+      const batch = await bothWays(
+        request('/submit-batch', gw.key, `{"jsonrpc":"2.0","id":${id},"params":{"transactions":["AAAA"],"options":[]}}`),
+      );
       assert.equal(batch.status, 400, id);
       assert.equal(batch.body.code, -32600, id);
       assert.match(batch.body.message, message);

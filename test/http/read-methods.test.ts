@@ -93,23 +93,58 @@ describe('reads answered from the embedded ledger, in Solana shapes (through web
     const bundleId = 'ab'.repeat(32);
     const realSignature = bs58.encode(Buffer.alloc(64, 0xab));
     const cases: [string, unknown[], string][] = [
-      ['getSignatureStatuses', [[signature, 'x'.repeat(5000)]], `Invalid params: getSignatureStatuses's params[0][1] is not a base58 signature (64 bytes): "${'x'.repeat(63)}…`],
-      ['getSignatureStatuses', [['1'.repeat(40)]], `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${'1'.repeat(40)}"`],
-      ['getSignatureStatuses', [[bundleId]], `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${bundleId.slice(0, 63)}…`],
-      ['getSignatureStatuses', [[signature], 1], "Invalid params: getSignatureStatuses's params[1] (config) must be a configuration object; got 1"],
+      [
+        'getSignatureStatuses',
+        [[signature, 'x'.repeat(5000)]],
+        `Invalid params: getSignatureStatuses's params[0][1] is not a base58 signature (64 bytes): "${'x'.repeat(63)}…`,
+      ],
+      [
+        'getSignatureStatuses',
+        [['1'.repeat(40)]],
+        `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${'1'.repeat(40)}"`,
+      ],
+      [
+        'getSignatureStatuses',
+        [[bundleId]],
+        `Invalid params: getSignatureStatuses's params[0][0] is not a base58 signature (64 bytes): "${bundleId.slice(0, 63)}…`,
+      ],
+      [
+        'getSignatureStatuses',
+        [[signature], 1],
+        "Invalid params: getSignatureStatuses's params[1] (config) must be a configuration object; got 1",
+      ],
       ['getSignatureStatuses', [[signature], {}, 1], 'Invalid params: getSignatureStatuses takes at most 2 params [ids, config?]; got 3'],
-      ['getBundleStatuses', [[realSignature]], `Invalid params: getBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${realSignature.slice(0, 63)}…`],
-      ['getInflightBundleStatuses', [['zz'.repeat(32)]], `Invalid params: getInflightBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${'zz'.repeat(32).slice(0, 63)}…`],
-      ['getSubmissionStatuses', [[bundleId, signature, 'nope']], 'Invalid params: getSubmissionStatuses\'s params[0][2] is not a signature or a bundle ID: "nope"'],
+      [
+        'getBundleStatuses',
+        [[realSignature]],
+        `Invalid params: getBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${realSignature.slice(0, 63)}…`,
+      ],
+      [
+        'getInflightBundleStatuses',
+        [['zz'.repeat(32)]],
+        `Invalid params: getInflightBundleStatuses's params[0][0] is not a bundle ID (64 hex digits): "${'zz'.repeat(32).slice(0, 63)}…`,
+      ],
+      [
+        'getSubmissionStatuses',
+        [[bundleId, signature, 'nope']],
+        'Invalid params: getSubmissionStatuses\'s params[0][2] is not a signature or a bundle ID: "nope"',
+      ],
     ];
     for (const [method, params, message] of cases) {
       const answer = await rpc(ctx.gw.url, ctx.gw.key, method, params, 5);
-      assert.deepEqual(answer.body, { jsonrpc: '2.0', error: { code: -32602, message }, id: 5 }, `${method} ${JSON.stringify(params).slice(0, 80)}`);
+      assert.deepEqual(
+        answer.body,
+        { jsonrpc: '2.0', error: { code: -32602, message }, id: 5 },
+        `${method} ${JSON.stringify(params).slice(0, 80)}`,
+      );
     }
     // IDs of their kind are looked up (and unknown ones answered null), with or without a config.
     const statuses = await rpc(ctx.gw.url, ctx.gw.key, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
     assert.deepEqual(statuses.body.result.value, [null]);
     assert.deepEqual((await rpc(ctx.gw.url, ctx.gw.key, 'getBundleStatuses', [[bundleId.toUpperCase()]])).body.result.value, [null]);
-    assert.deepEqual((await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[bundleId, realSignature]])).body.result.value, [null, null]);
+    assert.deepEqual((await rpc(ctx.gw.url, ctx.gw.key, 'getSubmissionStatuses', [[bundleId, realSignature]])).body.result.value, [
+      null,
+      null,
+    ]);
   });
 });

@@ -176,7 +176,10 @@ describe('sendBundle', () => {
           : 'transaction 2 (params[0][1]) must be a Base64 string',
       );
     }
-    assert.equal((await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[tx]])).body.error.message, 'params[1] is required: pass {"encoding": "base64"}');
+    assert.equal(
+      (await rpc(ctx.gw.url, ctx.gw.key, 'sendBundle', [[tx]])).body.error.message,
+      'params[1] is required: pass {"encoding": "base64"}',
+    );
     const encoding = await sendBundle([tx], ctx.gw.key, { encoding: 'base58' });
     assert.equal(encoding.body.error.message, 'params[1].encoding must be "base64" (got "base58")');
     const unsigned = Buffer.from(tx, 'base64');

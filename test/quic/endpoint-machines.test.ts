@@ -212,7 +212,8 @@ describe('the transmit queue both endpoints hand out datagrams from', () => {
 
   it("drives in the same poll a connection that another's events touched, when nothing was queued yet", () => {
     const queue: TransmitQueue<string> = new TransmitQueue<string>((connection) => {
-      if (connection === 'quiet') queue.touch('other'); // its events sent a transaction again elsewhere
+      if (connection === 'quiet')
+        queue.touch('other'); // its events sent a transaction again elsewhere
       else queue.push(datagram(connection));
     });
     queue.touch('quiet');

@@ -186,9 +186,20 @@ describe('imports', () => {
   it('form no circle: no file of src/ or bench/ reaches itself through its imports', () => {
     const a = path.join(ROOT, 'a.ts');
     const b = path.join(ROOT, 'b.ts');
-    assert.deepEqual(findCircle([{ file: a, target: b }, { file: b, target: a }]), [a, b, a], 'a circle of two is found');
+    assert.deepEqual(
+      findCircle([
+        { file: a, target: b },
+        { file: b, target: a },
+      ]),
+      [a, b, a],
+      'a circle of two is found',
+    );
     assert.equal(findCircle([{ file: a, target: b }]), null);
     const circle = findCircle(relativeImports('src', 'bench'));
-    assert.equal(circle, null, `${(circle ?? []).map((file) => path.relative(ROOT, file)).join(' -> ')}: move what they share to a file both import`);
+    assert.equal(
+      circle,
+      null,
+      `${(circle ?? []).map((file) => path.relative(ROOT, file)).join(' -> ')}: move what they share to a file both import`,
+    );
   });
 });
