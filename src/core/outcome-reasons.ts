@@ -6,9 +6,10 @@
  * JSON-RPC code and HTTP status a refused request is answered with; errors/refusal-reasons.ts
  * gives each refusal its reason here.)
  *
- * In the journal a reason is kept as `code: words` (the journal's reason column carries both,
- * so neither its schema nor its log format changed); `splitReason` takes them apart again,
- * and reads reasons journaled before the codes existed by their words.
+ * The journal keeps the code and the words apart (its `reason_code` and `reason` columns, and
+ * fields of their own in its log). Rows and log records written before it did carry no code:
+ * their reason is `code: words`, or only words from before the codes existed, and
+ * `splitReason` reads those.
  */
 export const OUTCOME_REASONS = {
   failed_on_chain: 'it landed and its execution failed (the fee was charged): `err` says why',
@@ -31,16 +32,17 @@ export type OutcomeReason = keyof typeof OUTCOME_REASONS;
 
 const CODE = /^([a-z_]+): ([\s\S]*)$/;
 
-/** A reason as the journal keeps it: the code, then the words. */
-export function outcomeReason(code: OutcomeReason, words: string): string {
-  return `${code}: ${words}`;
-}
+/** Whether `value` is a code of the catalogue. */
+export const isOutcomeReason = (value: string): value is OutcomeReason => Object.hasOwn(OUTCOME_REASONS, value);
 
-/** A journaled reason taken apart; one journaled before the codes existed is read by its words. */
+/**
+ * A reason journaled without a code of its own, taken apart: `code: words`, or words alone
+ * from before the codes existed, read by the words (and the state).
+ */
 export function splitReason(reason: string | null, state: string): { code: OutcomeReason | null; words: string | null } {
   if (reason === null) return { code: state === 'failed' ? 'failed_on_chain' : null, words: null };
   const match = CODE.exec(reason);
-  if (match !== null && match[1]! in OUTCOME_REASONS) return { code: match[1] as OutcomeReason, words: match[2]! };
+  if (match !== null && isOutcomeReason(match[1]!)) return { code: match[1], words: match[2]! };
   return { code: legacyCode(reason, state), words: reason };
 }
 

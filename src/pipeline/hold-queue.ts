@@ -12,7 +12,6 @@
  * with the reason it was held, never sent. One with a durable nonce has no blockhash to
  * expire and is given up after `maxHoldMs`.
  */
-import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { protectedExpiredWhileHeldTotal, protectedHoldSeconds, protectedReleasedTotal } from '../metrics/metrics';
 import { sendToRoute, stateAfter } from './route-send';
@@ -125,7 +124,7 @@ export class HoldQueue {
     items.forEach((item, i) => {
       const outcome = outcomes[i]!;
       // Sent: the reason it was held moves to the send's evidence.
-      changes.push({ seq: item.seq, position: item.position, reason: null, ...stateAfter(outcome) });
+      changes.push({ seq: item.seq, position: item.position, reasonCode: null, reason: null, ...stateAfter(outcome) });
       const heldMs = now - item.heldSince;
       if (outcome.accepted > 0) {
         sends.push({
@@ -194,13 +193,15 @@ export class HoldQueue {
         seq: item.seq,
         position: item.position,
         state: 'expired' as const,
-        reason: outcomeReason('held_by_policy', `held by anti-MEV protection and never sent (${item.reason}); ${why}`),
+        reasonCode: 'held_by_policy' as const,
+        reason: `held by anti-MEV protection and never sent (${item.reason}); ${why}`,
       })),
       ...stillHeld.map((item) => ({
         seq: item.seq,
         position: item.position,
         state: 'held' as const,
-        reason: outcomeReason('held_by_policy', item.reason),
+        reasonCode: 'held_by_policy' as const,
+        reason: item.reason,
       })),
     ]);
     for (const item of stillHeld) item.journaledReason = item.reason;

@@ -16,7 +16,6 @@
  * The set of tracked transactions is bounded: when full, the most-retried ones are shed
  * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
  */
-import { outcomeReason } from '../core/outcome-reasons';
 import bs58 from 'bs58';
 import { describeTransactionErrorJson } from '../core/transaction-error';
 import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metrics/metrics';
@@ -25,7 +24,7 @@ import { RoundLoop } from '../runtime/round-loop';
 import { sendToRoute } from './route-send';
 import { LandingTimes, type Landing } from './landing-times';
 import type { SlotWatch } from './slot-watch';
-import type { Journal, SendRecord, StateChange } from '../stores/journal';
+import type { Journal, SendRecord, StateChange, TransactionChange } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
@@ -145,7 +144,7 @@ export class LandingTracker {
     const { journal, reads, maxAttempts } = this.options;
     const changes: StateChange[] = [];
     const finished: TrackedTransaction[] = [];
-    const finish = (item: TrackedTransaction, change: Omit<StateChange, 'seq' | 'position'>) => {
+    const finish = (item: TrackedTransaction, change: TransactionChange) => {
       changes.push({ seq: item.seq, position: item.position, id: item.tx.signature, ...change });
       finished.push(item);
       this.transactions.delete(item.tx.signature);
@@ -177,7 +176,8 @@ export class LandingTracker {
               : {
                   state: 'failed',
                   slot: status.slot,
-                  reason: outcomeReason('failed_on_chain', describeTransactionErrorJson(status.err)),
+                  reasonCode: 'failed_on_chain',
+                  reason: describeTransactionErrorJson(status.err),
                   error: status.err,
                 },
           );
@@ -214,11 +214,12 @@ export class LandingTracker {
     let decision: ReturnType<SafeWindow['decide']> | undefined;
     for (const item of unknown) {
       if (!item.tx.usesDurableNonce && validity.get(bs58.encode(item.tx.wire.recentBlockhash)) === false) {
-        finish(item, { state: 'expired', reason: outcomeReason('blockhash_expired', 'its blockhash expired before it landed') });
+        finish(item, { state: 'expired', reasonCode: 'blockhash_expired', reason: 'its blockhash expired before it landed' });
       } else if (item.attempts >= maxAttempts) {
         finish(item, {
           state: 'expired',
-          reason: outcomeReason('not_landed_unknown', `not landed after ${item.attempts} sends; rebroadcast stopped`),
+          reasonCode: 'not_landed_unknown',
+          reason: `not landed after ${item.attempts} sends; rebroadcast stopped`,
         });
       } else if (item.protected === true && this.options.window !== undefined) {
         decision ??= this.options.window.decide();
@@ -310,7 +311,7 @@ export class LandingTracker {
       }
       chunk.forEach((bundle, j) => {
         const status = statuses[j]!;
-        const members = (change: Omit<StateChange, 'seq' | 'position'>) =>
+        const members = (change: TransactionChange) =>
           Array.from(
             { length: bundle.size },
             (_, position) => changes.push({ seq: bundle.seq, position, id: bundle.bundleId, ...change }) - 1,
@@ -329,12 +330,14 @@ export class LandingTracker {
         } else if (status.status === 'Failed')
           members({
             state: 'rejected',
-            reason: outcomeReason('engine_rejected', `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}`),
+            reasonCode: 'engine_rejected',
+            reason: `the bundle did not land: ${status.reason ?? 'the block engine gives no reason'}`,
           });
         else if (bundle.polls >= this.options.maxAttempts)
           members({
             state: 'expired',
-            reason: outcomeReason('not_landed_unknown', `the block engine did not report the bundle landed after ${bundle.polls} checks`),
+            reasonCode: 'not_landed_unknown',
+            reason: `the block engine did not report the bundle landed after ${bundle.polls} checks`,
           });
         else return;
         finishedBundles.push(bundle);

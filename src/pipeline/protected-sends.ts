@@ -4,7 +4,6 @@
  * handed to the hold queue, which sends it when a window opens. A send made at once carries
  * the evidence of the window it went in.
  */
-import { outcomeReason } from '../core/outcome-reasons';
 import { protectedHeldTotal } from '../metrics/metrics';
 import type { SafeWindow, SendDecision } from '../protection/safe-window';
 import type { SendEvidence } from '../stores/journal';
@@ -61,7 +60,7 @@ export class ProtectedSends {
       context,
       route,
       txs,
-      txs.map(() => ({ state: 'held' as const, reason: outcomeReason('held_by_policy', decision.reason) })),
+      txs.map(() => ({ state: 'held' as const, reasonCode: 'held_by_policy' as const, reason: decision.reason })),
     );
     this.protection.holds.hold(
       txs.map((tx, position) => ({

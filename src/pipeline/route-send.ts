@@ -1,6 +1,5 @@
 /** Handing one transaction to every upstream of its route, and the journal state that follows. */
-import { outcomeReason } from '../core/outcome-reasons';
-import type { TransactionState } from '../stores/journal';
+import type { TransactionState, WrittenReason } from '../stores/journal';
 import type { SendOptions, Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
 
@@ -52,23 +51,22 @@ async function sendToAll(route: readonly Upstream[], tx: ValidatedTransaction, o
   return { accepted, dropped, failures, contacted };
 }
 
-export type JournalState = { readonly state: TransactionState; readonly reason?: string };
+/** A transaction's state as journaled, with why (a code and words) when it was not forwarded. */
+export type JournalState = { readonly state: TransactionState } & WrittenReason;
 
 /** The journal state of a transaction after its route's first answer. */
 export function stateAfter(outcome: RouteOutcome): JournalState {
   if (outcome.accepted === 0)
-    return { state: 'rejected', reason: outcomeReason('upstream_unreachable', `no upstream took it: ${outcome.failures.join('; ')}`) };
+    return { state: 'rejected', reasonCode: 'upstream_unreachable', reason: `no upstream took it: ${outcome.failures.join('; ')}` };
   if (outcome.dropped !== null) {
     // The network knows no such blockhash: it expired (or was never the cluster's); the words say so, as the code does.
     if (/blockhash not found/i.test(outcome.dropped))
       return {
         state: 'expired',
-        reason: outcomeReason(
-          'blockhash_expired',
-          `its blockhash expired before it landed (the network answered: ${outcome.dropped}); sign it again with a new blockhash`,
-        ),
+        reasonCode: 'blockhash_expired',
+        reason: `its blockhash expired before it landed (the network answered: ${outcome.dropped}); sign it again with a new blockhash`,
       };
-    return { state: 'rejected', reason: outcomeReason('dropped_by_network', `the network dropped it: ${outcome.dropped}`) };
+    return { state: 'rejected', reasonCode: 'dropped_by_network', reason: `the network dropped it: ${outcome.dropped}` };
   }
   return { state: 'forwarded' };
 }

@@ -3,7 +3,6 @@
  * embedded ledger). A bundle that landed, sent again, is answered with its result and not
  * executed again; one an engine rejects whole is journaled `rejected` with why.
  */
-import { outcomeReason } from '../core/outcome-reasons';
 import { computeBundleId } from '../core/bundle-id';
 import { fail, ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import { countTransactions } from '../metrics/metrics';
@@ -72,13 +71,9 @@ export function createBundleSender({ router, claims, recorder, duplicateTtlMs, s
     const state =
       error === undefined
         ? { state: 'forwarded' as const }
-        : {
-            state: 'rejected' as const,
-            reason:
-              rejection !== undefined
-                ? outcomeReason('engine_rejected', error.message)
-                : outcomeReason('upstream_unreachable', `no upstream took it: ${failures}`),
-          };
+        : rejection !== undefined
+          ? { state: 'rejected' as const, reasonCode: 'engine_rejected' as const, reason: error.message }
+          : { state: 'rejected' as const, reasonCode: 'upstream_unreachable' as const, reason: `no upstream took it: ${failures}` };
     await recorder.record(
       'bundle',
       context,

@@ -4,7 +4,7 @@
  * and answers as told. Transactions are real (signed with real keys, parsed by the
  * validator): only the network and the disk are stood in for.
  */
-import { splitReason } from '../../src/core/outcome-reasons';
+import { splitReason, type OutcomeReason } from '../../src/core/outcome-reasons';
 import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import type { RpcAnswer, SendOptions, SignatureStatusView, SimulationResult } from '../../src/core/rpc-types';
 import type { TransactionErrorJson } from '../../src/core/transaction-error';
@@ -53,7 +53,7 @@ export function memoryJournal(): MemoryJournal {
           wire: tx.wire,
           state: tx.state,
           slot: null,
-          ...splitJournaled((tx as { reason?: string | null }).reason ?? null, tx.state),
+          ...readBack(tx, tx.state),
           error: null,
           attempts: 0,
           landedAt: null,
@@ -69,7 +69,7 @@ export function memoryJournal(): MemoryJournal {
         if (tx === undefined) continue;
         tx.state = change.state;
         if ('slot' in change) tx.slot = (change as { slot?: number | null }).slot ?? null;
-        if ('reason' in change) Object.assign(tx, splitJournaled((change as { reason?: string | null }).reason ?? null, change.state));
+        if (change.reason !== undefined) Object.assign(tx, readBack(change, change.state));
         if (change.landedAt !== undefined) tx.landedAt = change.landedAt;
         if (change.slotsToLand !== undefined) tx.slotsToLand = change.slotsToLand;
       }
@@ -264,8 +264,9 @@ export function pipelineOver(upstreams: CountingUpstream[] = [countingUpstream()
   return { pipeline, router, journal, tracker, holds, upstreams };
 }
 
-/** As the SQL journals read a reason back (stores/journal/journal-rows.ts): the words, and the code. */
-function splitJournaled(reason: string | null, state: string) {
-  const { code, words } = splitReason(reason, state);
+/** As the SQL journals read a reason back (stores/journal/journal-rows.ts): the code and words written, or without a code, as a failure on chain for a failed transaction. */
+function readBack(why: { reasonCode?: OutcomeReason | null; reason?: string | null }, state: string) {
+  if (why.reasonCode !== undefined && why.reasonCode !== null) return { reason: why.reason ?? null, reasonCode: why.reasonCode };
+  const { code, words } = splitReason(why.reason ?? null, state);
   return { reason: words, reasonCode: code };
 }

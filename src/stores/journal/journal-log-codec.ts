@@ -6,16 +6,23 @@
  *
  *   f64 now, u32 record count,
  *   per record: f64 seq, u8 kind, u8 anti-MEV, str keyId, str? bundleId, str routes (comma-joined),
- *     u16 transaction count, per transaction: str signature, bytes wire, u8 state, str? reason
+ *     u16 transaction count, per transaction: str signature, bytes wire, u8 state | 0x80,
+ *     str? reasonCode, str? reason
  *   u32 byte length of the JSON of { changes, attempts, sends } (0 when all are empty), the JSON
  *
  * A `str` is a u16 byte length and UTF-8; `str?` uses 0xffff for null; `bytes` is a u16 length.
+ * The state's high bit says that a code follows: frames written before the code had a field
+ * of its own have it clear and only `str? reason` (`code: words`), and their changes' JSON no
+ * `reasonCode`; they decode with no code, and journal-rows.ts reads such reasons.
  */
-import { TRANSACTION_STATES as STATES, type NewSubmission, type SendRecord, type StateChange, type SubmissionKind } from './journal';
-import type { WriteBatch } from './journal-sqlite-schema';
+import { isOutcomeReason } from '../../core/outcome-reasons';
+import { TRANSACTION_STATES as STATES, type SendRecord, type SubmissionKind } from './journal';
+import type { LoggedChange, LoggedSubmission, WriteBatch } from './journal-sqlite-schema';
 
 const KINDS: readonly SubmissionKind[] = ['transaction', 'batch', 'bundle'];
 const NULL_LENGTH = 0xffff;
+/** Set in a transaction's state byte: its reason's code follows, before the words. */
+const WITH_CODE = 0x80;
 
 /** Writes batches into one reused buffer, grown when a batch needs more. */
 export class BatchEncoder {
@@ -40,7 +47,7 @@ export class BatchEncoder {
     return this.buffer.subarray(0, this.at);
   }
 
-  private record(seq: number, submission: NewSubmission): void {
+  private record(seq: number, submission: LoggedSubmission): void {
     this.room(12);
     this.at = this.buffer.writeDoubleLE(seq, this.at);
     this.buffer[this.at++] = KINDS.indexOf(submission.kind);
@@ -55,7 +62,8 @@ export class BatchEncoder {
       this.room(3 + tx.wire.length);
       this.at = this.buffer.writeUInt16LE(tx.wire.length, this.at);
       this.at += tx.wire.copy(this.buffer, this.at);
-      this.buffer[this.at++] = STATES.indexOf(tx.state);
+      this.buffer[this.at++] = STATES.indexOf(tx.state) | WITH_CODE;
+      this.string(tx.reasonCode ?? null);
       this.string(tx.reason ?? null);
     }
   }
@@ -96,17 +104,22 @@ export function decodeBatch(payload: Buffer): WriteBatch {
     return length === NULL_LENGTH ? null : bytes(length).toString('utf8');
   };
   const text = () => string() ?? '';
-  const oneOf = <T>(values: readonly T[]) => {
-    const value = values[u8()];
+  const oneOf = <T>(values: readonly T[], index = u8()) => {
+    const value = values[index];
     if (value === undefined) throw new Error('journal log: an unknown kind or state');
     return value;
+  };
+  const reasonCode = () => {
+    const code = string();
+    if (code !== null && !isOutcomeReason(code)) throw new Error(`journal log: an unknown outcome reason ${JSON.stringify(code)}`);
+    return code;
   };
 
   const now = f64();
   need(4);
   const count = payload.readUInt32LE(at);
   at += 4;
-  const records: { seq: number; submission: NewSubmission }[] = [];
+  const records: { seq: number; submission: LoggedSubmission }[] = [];
   for (let i = 0; i < count; i++) {
     const seq = f64();
     const kind = oneOf(KINDS);
@@ -117,16 +130,18 @@ export function decodeBatch(payload: Buffer): WriteBatch {
     const transactions = Array.from({ length: u16() }, () => {
       const signature = text();
       const wire = Buffer.from(bytes(u16()));
-      const state = oneOf(STATES);
+      const stateByte = u8();
+      const state = oneOf(STATES, stateByte & ~WITH_CODE);
+      const code = (stateByte & WITH_CODE) === 0 ? null : reasonCode();
       const reason = string();
-      return reason === null ? { signature, wire, state } : { signature, wire, state, reason };
+      return reason === null && code === null ? { signature, wire, state } : { signature, wire, state, reasonCode: code, reason };
     });
     records.push({ seq, submission: { kind, keyId, antiMev, bundleId, routes: routes === '' ? [] : routes.split(','), transactions } });
   }
   need(4);
   const jsonLength = payload.readUInt32LE(at);
   at += 4;
-  type Rest = { changes: StateChange[]; attempts: { seq: number; position: number }[]; sends?: SendRecord[] };
+  type Rest = { changes: LoggedChange[]; attempts: { seq: number; position: number }[]; sends?: SendRecord[] };
   const rest = jsonLength === 0 ? { changes: [], attempts: [] } : (JSON.parse(bytes(jsonLength).toString('utf8')) as Rest);
   if (at !== payload.length) throw new Error('journal log: bytes after a batch');
   // Logs written before protected sends were journaled have no `sends`.

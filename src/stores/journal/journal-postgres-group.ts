@@ -69,14 +69,15 @@ async function insertSubmissions(client: pg.PoolClient, group: Group, owner: str
   );
   const rows = subs.flatMap((s, i) => s.transactions.map((tx, position) => ({ seq: seqs[i]!, position, tx })));
   await client.query(
-    `INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)
-     SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::text[], $4::bytea[], $5::text[], $6::text[])`,
+    `INSERT INTO submission_transactions (seq, position, signature, wire, state, reason_code, reason)
+     SELECT * FROM UNNEST($1::bigint[], $2::int[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[])`,
     [
       rows.map((r) => r.seq),
       rows.map((r) => r.position),
       rows.map((r) => r.tx.signature),
       rows.map((r) => r.tx.wire),
       rows.map((r) => r.tx.state),
+      rows.map((r) => r.tx.reasonCode ?? null),
       rows.map((r) => r.tx.reason ?? null),
     ],
   );
@@ -88,22 +89,23 @@ async function insertSubmissions(client: pg.PoolClient, group: Group, owner: str
 /** State changes one by one, in order, then the changed submissions' `updated_at`. */
 async function updateStates(client: pg.PoolClient, changes: readonly StateChange[], now: number): Promise<void> {
   for (const change of changes) {
-    // A reason of null clears the one before; absent keeps it (journal.ts).
+    // A reason given (null clears it) replaces code and words; absent keeps both (journal.ts).
     await client.query(
       `UPDATE submission_transactions SET state = $1, slot = COALESCE($2, slot),
-         reason = CASE WHEN $3 THEN NULL ELSE COALESCE($4, reason) END, error = COALESCE($5::jsonb, error),
-         landed_at = COALESCE($8, landed_at), slots_to_land = COALESCE($9, slots_to_land)
+         reason_code = CASE WHEN $3 THEN $10 ELSE reason_code END, reason = CASE WHEN $3 THEN $4 ELSE reason END,
+         error = COALESCE($5::jsonb, error), landed_at = COALESCE($8, landed_at), slots_to_land = COALESCE($9, slots_to_land)
        WHERE seq = $6 AND position = $7`,
       [
         change.state,
         change.slot ?? null,
-        change.reason === null,
+        change.reason !== undefined,
         change.reason ?? null,
         change.error === undefined ? null : JSON.stringify(change.error),
         change.seq,
         change.position,
         change.landedAt ?? null,
         change.slotsToLand ?? null,
+        change.reasonCode ?? null,
       ],
     );
   }

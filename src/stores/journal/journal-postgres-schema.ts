@@ -45,6 +45,9 @@ export const MIGRATIONS: PostgresMigrations = [
   // The landing report's times: when a transaction landed (epoch ms, estimated from its slot)
   // and how many slots after the one seen at its receipt; null before this and when unknown.
   `ALTER TABLE submission_transactions ADD COLUMN landed_at BIGINT, ADD COLUMN slots_to_land BIGINT;`,
+  // The outcome reason's code (core/outcome-reasons.ts) beside its words. Null in rows written
+  // before, whose reason holds `code: words` (or words alone): journal-rows.ts reads those.
+  `ALTER TABLE submission_transactions ADD COLUMN reason_code TEXT;`,
 ];
 
 /** How long a lease lasts without renewal: a stopped gateway's submissions are taken over after this. */

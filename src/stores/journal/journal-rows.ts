@@ -2,7 +2,7 @@
  * The journal's rows as both adapters read them back (SQLite and PostgreSQL keep the same
  * columns), and the one mapping from rows to a `JournalEntry`.
  */
-import { splitReason } from '../../core/outcome-reasons';
+import { splitReason, type OutcomeReason } from '../../core/outcome-reasons';
 import type { JournalEntry, SendEvidence, SubmissionKind, TransactionState } from './journal';
 
 export interface SubmissionRow {
@@ -25,6 +25,8 @@ export interface TransactionRow {
   wire: Buffer;
   state: TransactionState;
   slot: number | null;
+  /** Added later (a migration): null in rows written before, whose reason holds the code too. */
+  reason_code: OutcomeReason | null;
   reason: string | null;
   /** SQLite stores the JSON as text; PostgreSQL as JSONB, read back parsed. */
   error: unknown;
@@ -34,9 +36,10 @@ export interface TransactionRow {
   slots_to_land: number | null;
 }
 
-/** The reason column: `code: words` (core/outcome-reasons.ts), taken apart. */
-function reasonOf(raw: string | null, state: TransactionState) {
-  const { code, words } = splitReason(raw, state);
+/** A transaction's reason: its code and words, or for a row written before the code had a column, `code: words` taken apart. */
+function reasonOf(tx: TransactionRow) {
+  if (tx.reason_code !== null) return { reason: tx.reason, reasonCode: tx.reason_code };
+  const { code, words } = splitReason(tx.reason, tx.state);
   return { reason: words, reasonCode: code };
 }
 
@@ -66,7 +69,7 @@ export function entryFromRows(
       wire: tx.wire,
       state: tx.state,
       slot: tx.slot,
-      ...reasonOf(tx.reason, tx.state),
+      ...reasonOf(tx),
       error: decodeError(tx.error),
       attempts: tx.attempts,
       landedAt: tx.landed_at ?? null,

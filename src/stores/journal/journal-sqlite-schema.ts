@@ -1,5 +1,6 @@
 /** The journal's schema, and the SQLite transaction that applies groups of writes from the journal log. */
-import type { NewSubmission, SendRecord, StateChange } from './journal';
+import type { OutcomeReason } from '../../core/outcome-reasons';
+import type { NewSubmission, NewTransaction, SendRecord, StateChange } from './journal';
 import { comparePositions, type LogPosition } from './journal-log';
 import { multiRowInsert, type Migrations, type SqliteDatabase } from '../database/sqlite-database';
 
@@ -64,13 +65,25 @@ export const MIGRATIONS: Migrations = [
   // and how many slots after the one seen at its receipt; null before this and when unknown.
   `ALTER TABLE submission_transactions ADD COLUMN landed_at INTEGER;
    ALTER TABLE submission_transactions ADD COLUMN slots_to_land INTEGER;`,
+  // The outcome reason's code (core/outcome-reasons.ts) beside its words. Null in rows written
+  // before, whose reason holds `code: words` (or words alone): journal-rows.ts reads those.
+  `ALTER TABLE submission_transactions ADD COLUMN reason_code TEXT;`,
 ];
+
+/**
+ * A reason as a frame of the journal log holds it. Frames written before the code had a
+ * field of its own carry none: their reason is `code: words` (or words alone, from before the
+ * codes), stored so with a null code and read by journal-rows.ts.
+ */
+type Logged<T> = Omit<T, 'reasonCode' | 'reason'> & { readonly reasonCode?: OutcomeReason | null; readonly reason?: string | null };
+export type LoggedSubmission = Omit<NewSubmission, 'transactions'> & { readonly transactions: readonly Logged<NewTransaction>[] };
+export type LoggedChange = Logged<StateChange>;
 
 /** One group of writes: one frame of the journal log. Sequence numbers are given by the request thread, the journal's only writer. */
 export interface WriteBatch {
   readonly now: number;
-  readonly records: readonly { readonly seq: number; readonly submission: NewSubmission }[];
-  readonly changes: readonly StateChange[];
+  readonly records: readonly { readonly seq: number; readonly submission: LoggedSubmission }[];
+  readonly changes: readonly LoggedChange[];
   readonly attempts: readonly { readonly seq: number; readonly position: number }[];
   /** Sends of protected transactions, with their evidence (also the first sends of `records`). */
   readonly sends: readonly SendRecord[];
@@ -94,10 +107,17 @@ export function journalWrites(
     'INSERT INTO submissions (seq, kind, key_id, anti_mev, bundle_id, routes, created_at, updated_at)',
     8,
   );
-  const insertTransactions = multiRowInsert(db, 'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason)', 6);
+  const insertTransactions = multiRowInsert(
+    db,
+    'INSERT INTO submission_transactions (seq, position, signature, wire, state, reason_code, reason)',
+    7,
+  );
   const updateTransaction = db.prepare(
-    // A reason of null clears the one before (a held transaction released); absent keeps it.
-    'UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot), reason = CASE WHEN ? THEN NULL ELSE COALESCE(?, reason) END, error = COALESCE(?, error), landed_at = COALESCE(?, landed_at), slots_to_land = COALESCE(?, slots_to_land) WHERE seq = ? AND position = ?',
+    // A reason given (null clears it: a held transaction released) replaces code and words; absent keeps both.
+    `UPDATE submission_transactions SET state = ?, slot = COALESCE(?, slot),
+       reason_code = CASE WHEN ? THEN ? ELSE reason_code END, reason = CASE WHEN ? THEN ? ELSE reason END,
+       error = COALESCE(?, error), landed_at = COALESCE(?, landed_at), slots_to_land = COALESCE(?, slots_to_land)
+     WHERE seq = ? AND position = ?`,
   );
   const touchSubmission = db.prepare('UPDATE submissions SET updated_at = ? WHERE seq = ?');
   const addAttempt = db.prepare('UPDATE submission_transactions SET attempts = attempts + 1 WHERE seq = ? AND position = ?');
@@ -119,7 +139,7 @@ export function journalWrites(
           now,
         );
         submission.transactions.forEach((tx, position) =>
-          transactions.push(seq, position, tx.signature, tx.wire, tx.state, tx.reason ?? null),
+          transactions.push(seq, position, tx.signature, tx.wire, tx.state, tx.reasonCode ?? null, tx.reason ?? null),
         );
       }
       insertSubmissions(submissions);
@@ -128,10 +148,13 @@ export function journalWrites(
     const touched = new Set<number>();
     for (const change of changes) {
       const error = change.error === undefined ? null : JSON.stringify(change.error);
+      const given = change.reason === undefined ? 0 : 1;
       updateTransaction.run(
         change.state,
         change.slot ?? null,
-        change.reason === null ? 1 : 0,
+        given,
+        change.reasonCode ?? null,
+        given,
         change.reason ?? null,
         error,
         change.landedAt ?? null,

@@ -41,6 +41,7 @@ export function createSqliteWrites({ log, firstSeq, logRotateBytes, onAppended }
 
   const flush = () => {
     scheduled = false;
+    const batchRecords = records;
     const batch: WriteBatch = { now: Date.now(), records, changes, attempts, sends };
     const batchWaiters = waiters;
     records = [];
@@ -55,7 +56,7 @@ export function createSqliteWrites({ log, firstSeq, logRotateBytes, onAppended }
       for (const waiter of batchWaiters) waiter.reject(error);
       return;
     }
-    for (const { seq, submission } of batch.records) onAppended(seq, submission);
+    for (const { seq, submission } of batchRecords) onAppended(seq, submission);
     for (const waiter of batchWaiters) waiter.resolve();
     if (log.position.offset >= logRotateBytes) {
       try {

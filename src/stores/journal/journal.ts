@@ -43,6 +43,23 @@ export interface SendEvidence {
   readonly contacted?: readonly { readonly upstream: string; readonly leader: string; readonly address: string }[];
 }
 
+/**
+ * Why a transaction did not land (or landed and failed), or is held, as it is written: a code
+ * of core/outcome-reasons.ts for clients to branch on and the words for people, together or
+ * not at all.
+ */
+export type WrittenReason =
+  { readonly reasonCode: OutcomeReason; readonly reason: string } | { readonly reasonCode?: undefined; readonly reason?: undefined };
+
+/** A transaction as recorded: its state after the route's first answer, and why, if not forwarded. */
+export type NewTransaction = {
+  readonly signature: string;
+  readonly wire: Buffer;
+  readonly state: TransactionState;
+  /** A protected transaction's first send, when it was sent before the answer. */
+  readonly send?: SendEvidence;
+} & WrittenReason;
+
 export interface NewSubmission {
   readonly kind: SubmissionKind;
   readonly keyId: string;
@@ -51,15 +68,7 @@ export interface NewSubmission {
   readonly bundleId: string | null;
   /** Names of the upstreams the submission is routed to. */
   readonly routes: readonly string[];
-  /** Each transaction with its state after the route's first answer (and why, if not forwarded). */
-  readonly transactions: readonly {
-    readonly signature: string;
-    readonly wire: Buffer;
-    readonly state: TransactionState;
-    readonly reason?: string;
-    /** A protected transaction's first send, when it was sent before the answer. */
-    readonly send?: SendEvidence;
-  }[];
+  readonly transactions: readonly NewTransaction[];
 }
 
 export interface JournalTransaction {
@@ -70,7 +79,7 @@ export interface JournalTransaction {
   readonly slot: number | null;
   /** Why it failed, expired, was rejected or is held, in words. */
   readonly reason: string | null;
-  /** The same as a code of core/outcome-reasons.ts (journaled as `code: words` in the reason). */
+  /** The same as a code of core/outcome-reasons.ts. */
   readonly reasonCode: OutcomeReason | null;
   /** For `failed`: the transaction error as Solana reports it (JSON). */
   readonly error: unknown;
@@ -96,20 +105,22 @@ export interface JournalEntry {
 }
 
 /** A change of state of one transaction of a submission. */
-export interface StateChange {
-  readonly seq: number;
-  readonly position: number;
+export type StateChange = { readonly seq: number; readonly position: number } & TransactionChange;
+
+/**
+ * What changes: the state, and what came with it. Its reason: absent, the reason stays as it
+ * was; null (code and words), it is cleared (a held transaction sent); given, it replaces it.
+ */
+export type TransactionChange = {
   readonly state: TransactionState;
   readonly slot?: number | null;
-  /** Absent: the reason stays as it was; null: it is cleared (a held transaction sent). */
-  readonly reason?: string | null;
   readonly error?: unknown;
   /** The transaction's signature (or its bundle's ID), for the log line of a transaction that ended; not stored. */
   readonly id?: string;
   /** On landing (landed or failed): when (epoch ms, estimated from the slot), and how many slots after the one seen at receipt. */
   readonly landedAt?: number | null;
   readonly slotsToLand?: number | null;
-}
+} & (WrittenReason | { readonly reasonCode: null; readonly reason: null });
 
 /** One send of one transaction of a submission. */
 export interface SendRecord {

@@ -89,7 +89,13 @@ for (const backend of backends) {
               ...s,
               antiMev: true,
               keyId: 'key_other',
-              transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })),
+              // Words that begin as a code would: kept whole, beside their own code.
+              transactions: s.transactions.map((tx) => ({
+                ...tx,
+                state: 'rejected' as const,
+                reasonCode: i % 2 === 0 ? ('engine_rejected' as const) : ('upstream_unreachable' as const),
+                reason: `dropped_by_network: why ${i}`,
+              })),
             }
           : s,
       );
@@ -113,6 +119,7 @@ for (const backend of backends) {
             tx.signature,
             tx.wire.toString('hex'),
             tx.state,
+            tx.reasonCode,
             tx.reason,
             tx.slot,
             tx.attempts,
@@ -123,6 +130,7 @@ for (const backend of backends) {
             tx.signature,
             tx.wire.toString('hex'),
             tx.state,
+            tx.reasonCode ?? null,
             tx.reason ?? null,
             null,
             0,
@@ -144,12 +152,17 @@ for (const backend of backends) {
       assert.deepEqual(await journal.since(Date.now() + 60_000), []);
     });
 
-    it('state changes: slot and error kept, a reason cleared by null and kept when absent; attempts counted; unfinished = forwarded or held', async () => {
+    it('state changes: slot and error kept, a reason (code and words) replaced when given, cleared by null and kept when absent; attempts counted; unfinished = forwarded or held', async () => {
       const journal = await open();
       const held = { ...journalSubmission('transaction', 1), antiMev: true };
       const heldSeq = await journal.record({
         ...held,
-        transactions: held.transactions.map((tx) => ({ ...tx, state: 'held' as const, reason: 'not trusted' })),
+        transactions: held.transactions.map((tx) => ({
+          ...tx,
+          state: 'held' as const,
+          reasonCode: 'held_by_policy' as const,
+          reason: 'not trusted',
+        })),
       });
       const batchSeq = await journal.record(journalSubmission('batch', 3));
       assert.deepEqual(
@@ -165,6 +178,7 @@ for (const backend of backends) {
             position: 1,
             state: 'failed',
             slot: 78,
+            reasonCode: 'failed_on_chain',
             reason: 'custom program error: 0x1',
             error: { InstructionError: [0, { Custom: 1 }] },
           },
@@ -174,20 +188,31 @@ for (const backend of backends) {
           { seq: batchSeq, position: 2 },
         ]),
       ]);
-      await journal.update([{ seq: batchSeq, position: 1, state: 'failed' }]);
-      await journal.update([{ seq: heldSeq, position: 0, state: 'forwarded', reason: null }]);
+      await journal.update([
+        { seq: batchSeq, position: 1, state: 'failed' },
+        { seq: batchSeq, position: 2, state: 'expired', reasonCode: 'not_landed_unknown', reason: 'not landed after 3 sends' },
+      ]);
+      await journal.update([
+        { seq: batchSeq, position: 2, state: 'expired', reasonCode: 'blockhash_expired', reason: 'its blockhash expired' },
+      ]);
+      const stillHeld = (await journal.after(heldSeq - 1)).find((e) => e.seq === heldSeq)!.transactions[0]!;
+      assert.deepEqual([stillHeld.state, stillHeld.reasonCode, stillHeld.reason], ['held', 'held_by_policy', 'not trusted']);
+      await journal.update([{ seq: heldSeq, position: 0, state: 'forwarded', reasonCode: null, reason: null }]);
       const [batch] = await journal.find((await journal.after(batchSeq - 1)).find((e) => e.seq === batchSeq)!.transactions[0]!.signature);
       assert.deepEqual(
-        batch!.transactions.map((tx) => [tx.state, tx.slot, tx.reason, tx.error, tx.attempts]),
+        batch!.transactions.map((tx) => [tx.state, tx.slot, tx.reasonCode, tx.reason, tx.error, tx.attempts]),
         [
-          ['landed', 77, null, null, 0],
-          ['failed', 78, 'custom program error: 0x1', { InstructionError: [0, { Custom: 1 }] }, 0],
-          ['forwarded', null, null, null, 2],
+          ['landed', 77, null, null, null, 0],
+          ['failed', 78, 'failed_on_chain', 'custom program error: 0x1', { InstructionError: [0, { Custom: 1 }] }, 0],
+          ['expired', null, 'blockhash_expired', 'its blockhash expired', null, 2],
         ],
       );
       assert.ok(batch!.updatedAt >= batch!.createdAt);
       const released = (await journal.after(heldSeq - 1)).find((e) => e.seq === heldSeq)!;
-      assert.deepEqual([released.transactions[0]!.state, released.transactions[0]!.reason], ['forwarded', null]);
+      assert.deepEqual(
+        [released.transactions[0]!.state, released.transactions[0]!.reasonCode, released.transactions[0]!.reason],
+        ['forwarded', null, null],
+      );
     });
 
     it('landing times: kept once set, never cleared by a later change; read back by landingGroups, of one key or all, since a time', async () => {
@@ -198,7 +223,16 @@ for (const backend of backends) {
       const createdAt = (await journal.after(seq - 1)).find((e) => e.seq === seq)!.createdAt;
       await journal.update([
         { seq, position: 0, state: 'landed', slot: 90, landedAt: createdAt + 420, slotsToLand: 2 },
-        { seq, position: 1, state: 'failed', slot: 91, reason: 'failed_on_chain: x', landedAt: createdAt + 800, slotsToLand: null },
+        {
+          seq,
+          position: 1,
+          state: 'failed',
+          slot: 91,
+          reasonCode: 'failed_on_chain',
+          reason: 'x',
+          landedAt: createdAt + 800,
+          slotsToLand: null,
+        },
       ]);
       // A later change that says nothing of the times keeps them.
       await journal.update([{ seq, position: 0, state: 'landed' }]);

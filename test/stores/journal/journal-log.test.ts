@@ -37,9 +37,21 @@ describe('journal log', () => {
           submission: {
             ...journalSubmission('batch', 2, { routes: [] }),
             transactions: [
-              { signature: 'a', wire: Buffer.alloc(0), state: 'rejected', reason: 'no upstream took it — try again' },
+              {
+                signature: 'a',
+                wire: Buffer.alloc(0),
+                state: 'rejected',
+                reasonCode: 'upstream_unreachable',
+                reason: 'no upstream took it — try again',
+              },
               { signature: 'b', wire: Buffer.from([1, 2, 3]), state: 'expired' },
-              { signature: 'c', wire: Buffer.from([4]), state: 'held', reason: 'the leader of slot 104 is not trusted' },
+              {
+                signature: 'c',
+                wire: Buffer.from([4]),
+                state: 'held',
+                reasonCode: 'held_by_policy',
+                reason: 'the leader of slot 104 is not trusted',
+              },
             ],
           },
         },

@@ -55,7 +55,16 @@ describe('SQLite journal', () => {
             : journalSubmission('transaction', 1),
       ).map((s, i) =>
         i % 3 === 0
-          ? { ...s, antiMev: true, transactions: s.transactions.map((tx) => ({ ...tx, state: 'rejected' as const, reason: `why ${i}` })) }
+          ? {
+              ...s,
+              antiMev: true,
+              transactions: s.transactions.map((tx) => ({
+                ...tx,
+                state: 'rejected' as const,
+                reasonCode: 'dropped_by_network' as const,
+                reason: `why ${i}`,
+              })),
+            }
           : s,
       );
       const seqs = await Promise.all(subs.map((s) => journal.record(s)));
@@ -73,8 +82,15 @@ describe('SQLite journal', () => {
           [sub.kind, sub.keyId, sub.antiMev, sub.bundleId, sub.routes],
         );
         assert.deepEqual(
-          entry.transactions.map((tx) => [tx.position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason]),
-          sub.transactions.map((tx, position) => [position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reason ?? null]),
+          entry.transactions.map((tx) => [tx.position, tx.signature, tx.wire.toString('hex'), tx.state, tx.reasonCode, tx.reason]),
+          sub.transactions.map((tx, position) => [
+            position,
+            tx.signature,
+            tx.wire.toString('hex'),
+            tx.state,
+            tx.reasonCode ?? null,
+            tx.reason ?? null,
+          ]),
           `submission ${i + 1}`,
         );
       });
@@ -145,7 +161,7 @@ describe('SQLite journal', () => {
       );
       await journal.close();
       const db = new Database(file, { readonly: true });
-      assert.equal(db.pragma('user_version', { simple: true }), 5);
+      assert.equal(db.pragma('user_version', { simple: true }), 6);
       assert.equal((db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'signature_index'").get() as { n: number }).n, 0);
       db.close();
     });
