@@ -11,6 +11,8 @@ import fs from 'node:fs';
 const KIB_PER_MIB = 1024;
 /** glibc's non-main arenas are heaps of HEAP_MAX_SIZE (64 MiB on 64 bits), aligned to it (malloc/arena.c). */
 const ARENA_HEAP_BYTES = 64 * 2 ** 20;
+/** V8's heap pages (kRegularPageSize, src/common/globals.h): each one its own mapping, aligned to its size. */
+const V8_PAGE_BYTES = 256 * 1024;
 
 export interface MemoryParts {
   /** The resident set. */
@@ -45,13 +47,15 @@ export interface MappingGroup {
  * The mappings of /proc/<pid>/smaps grouped by what they map: the file's path, or the kernel's
  * name ([heap], [stack], [anon:…]); unnamed anonymous mappings are `[anon: malloc arena]` when
  * they are the read-write start of a 64 MiB-aligned block, all of it or followed by a PROT_NONE
- * mapping (how glibc lays out an arena's heap), `[anon]` otherwise (V8's pages, large allocations).
+ * mapping (how glibc lays out an arena's heap); `[anon: V8 pages]` when read-write, aligned to 256 KiB
+ * and a whole number of 256 KiB (V8's heap pages of every isolate: the main thread's and the
+ * workers'); `[anon]` otherwise (glibc's mappings for large allocations, thread stacks, guards).
  */
 export function summariseSmaps(text: string): Record<string, MappingGroup> {
   const entries = parseSmaps(text);
   const groups = new Map<string, { mappings: number; sizeKiB: number; rssKiB: number; anonymousKiB: number }>();
   entries.forEach((entry, index) => {
-    const name = entry.name !== '' ? entry.name : isArenaStart(entry, entries[index + 1]) ? '[anon: malloc arena]' : '[anon]';
+    const name = entry.name !== '' ? entry.name : anonymousKind(entry, entries[index + 1]);
     const group = groups.get(name) ?? { mappings: 0, sizeKiB: 0, rssKiB: 0, anonymousKiB: 0 };
     group.mappings++;
     group.sizeKiB += entry.sizeKiB;
@@ -132,6 +136,14 @@ function parseSmaps(text: string): SmapsEntry[] {
     else entry.anonymousKiB = Number(field[2]);
   }
   return entries;
+}
+
+function anonymousKind(entry: SmapsEntry, next: SmapsEntry | undefined): string {
+  if (isArenaStart(entry, next)) return '[anon: malloc arena]';
+  // V8 maps its heap a page (256 KiB, aligned to it) or a large object at a time, at random addresses.
+  if (entry.perms.startsWith('rw') && entry.start % V8_PAGE_BYTES === 0 && (entry.end - entry.start) % V8_PAGE_BYTES === 0)
+    return '[anon: V8 pages]';
+  return '[anon]';
 }
 
 function isArenaStart(entry: SmapsEntry, next: SmapsEntry | undefined): boolean {

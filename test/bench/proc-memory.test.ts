@@ -1,7 +1,7 @@
 /**
  * The soak's reading of a process's memory by kind: smaps_rollup's split into anonymous and
- * file-backed pages, and smaps grouped by what each mapping maps, with glibc's arena heaps
- * told apart from other anonymous memory. On a fixture laid out as glibc and the kernel lay it
+ * file-backed pages, and smaps grouped by what each mapping maps, with glibc's arena heaps and
+ * V8's heap pages told apart from other anonymous memory. On a fixture laid out as glibc and the kernel lay it
  * out, and on a real child process that allocates.
  */
 import assert from 'node:assert/strict';
@@ -17,7 +17,8 @@ const entry = (range: string, perms: string, name: string, sizeKiB: number, rssK
   `Anonymous:      ${anonymousKiB} kB\nVmFlags: rd wr mr mw me ac\n`;
 
 // An arena's heap: 64 MiB aligned at 0x7f0000000000 (a multiple of 64 MiB), 8 MiB of it read-write, the rest PROT_NONE;
-// then an anonymous mapping that is not aligned (V8's pages), a thread's stack with its guard, the binary, and [heap].
+// then a V8 page (256 KiB, aligned), a thread's stack with its guard, an arena's whole heap, three V8 pages in one mapping,
+// the binary, and [heap].
 const SMAPS =
   entry('7f0000000000-7f0000800000', 'rw-p', '', 8192, 6000, 6000) +
   entry('7f0000800000-7f0004000000', '---p', '', 57344, 0, 0) +
@@ -25,6 +26,7 @@ const SMAPS =
   entry('7f0004200000-7f0004201000', '---p', '', 4, 0, 0) +
   entry('7f0004201000-7f0004a01000', 'rw-p', '', 8192, 40, 40) +
   entry('7f0008000000-7f000c000000', 'rw-p', '', 65536, 65536, 65536) +
+  entry('3f0190c40000-3f0190d00000', 'rw-p', '', 768, 768, 768) +
   entry('55d000000000-55d000400000', 'r-xp', '/usr/bin/node', 4096, 3000, 0) +
   entry('55d000400000-55d000410000', 'rw-p', '/usr/bin/node', 64, 64, 64) +
   entry('55d001000000-55d001100000', 'rw-p', '[heap]', 1024, 1024, 1024);
@@ -37,10 +39,11 @@ describe('bench/proc-memory', () => {
     assert.deepEqual(parts, { rssMiB: 300, anonymousMiB: 240, fileBackedMiB: 60 });
   });
 
-  it("groups mappings by what they map, telling glibc's arena heaps from other anonymous memory", () => {
+  it("groups mappings by what they map, telling glibc's arena heaps and V8's pages from other anonymous memory", () => {
     const groups = summariseSmaps(SMAPS);
     assert.deepEqual(groups['[anon: malloc arena]'], { mappings: 2, sizeMiB: 72, rssMiB: 69.9, anonymousMiB: 69.9 });
-    assert.deepEqual(groups['[anon]'], { mappings: 4, sizeMiB: 64.3, rssMiB: 0.3, anonymousMiB: 0.3 });
+    assert.deepEqual(groups['[anon: V8 pages]'], { mappings: 2, sizeMiB: 1, rssMiB: 1, anonymousMiB: 1 });
+    assert.deepEqual(groups['[anon]'], { mappings: 3, sizeMiB: 64, rssMiB: 0, anonymousMiB: 0 });
     assert.deepEqual(groups['/usr/bin/node'], { mappings: 2, sizeMiB: 4.1, rssMiB: 3, anonymousMiB: 0.1 });
     assert.deepEqual(groups['[heap]'], { mappings: 1, sizeMiB: 1, rssMiB: 1, anonymousMiB: 1 });
     assert.deepEqual(Object.keys(groups)[0], '[anon: malloc arena]', 'the largest resident group first');
