@@ -6,8 +6,13 @@
  * --minutes N (default 10): distinct signed transfers at full load (closed loop) for N minutes,
  *   the resident set sampled each second, and each minute the gateway's CPU time a request,
  *   the load generator's, and one bare libsodium verification (the machine's speed then);
- *   then SIGTERM.
+ *   then SIGTERM. Every 10 s the JavaScript heap (used and committed) and memory outside it from
+ *   the gateway's /metrics, and its resident set split into anonymous and file-backed pages
+ *   (/proc/<pid>/smaps_rollup); at the end of minute 3 and of the run, its mappings grouped
+ *   by what they map (/proc/<pid>/smaps), and the groups that grew between the two.
  * --cycles N: N start/stop cycles, each serving 200 transfers before SIGTERM.
+ * --gateway-env NAME=VALUE (repeatable): set for the gateway's process only, e.g.
+ *   NODE_OPTIONS=--max-semi-space-size=16 or MALLOC_ARENA_MAX=2, to measure a bound on its memory.
  *
  * Fails (exit 1) on an abort or any exit other than 0, on a failed request, or on an
  * acknowledged submission missing from the journal. Writes bench/results/soak-node<major>.json
@@ -21,35 +26,73 @@ import { parsePrometheusText } from '../src/metrics/prometheus-text';
 import { lostAcknowledgements, newTally, sendAcknowledged, type LoadTally } from './acknowledged-load';
 import { libsodiumVerifyMicros } from './machine-state';
 import { cpuMicros } from './proc-cpu';
+import { grownMappings, mappingSummary, memoryParts, type MappingGroup, type MemoryParts } from './proc-memory';
 import { rssMiB, startSlipway } from './processes';
 import { newSigner, transferFactory } from './signed-transactions';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string' }, cycles: { type: 'string' }, connections: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string' },
+    cycles: { type: 'string' },
+    connections: { type: 'string' },
+    'gateway-env': { type: 'string', multiple: true },
+  },
+});
 const CONNECTIONS = Number(values.connections ?? 16);
+/** Variables set for the gateway only (not the load generator), e.g. NODE_OPTIONS=--max-semi-space-size=16 or MALLOC_ARENA_MAX=2. */
+const GATEWAY_ENV = Object.fromEntries(
+  (values['gateway-env'] ?? []).map((pair) => {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`--gateway-env takes NAME=VALUE, not ${pair}`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }),
+);
 const SINK = ['--upstream', 'sink'];
 const PER_CYCLE = 200;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+/** The median of each minute of samples taken every 10 s. */
+const perMinuteMedians = <T>(samples: T[], pick: (sample: T) => number) =>
+  Array.from({ length: Math.floor(samples.length / 6) }, (_, m) => median(samples.slice(m * 6, (m + 1) * 6).map(pick)));
 const transfers = () => transferFactory(newSigner(), newSigner().publicKey, Buffer.alloc(32, 7));
 
 async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
-  const server = await startSlipway(dataDir, SINK);
+  const server = await startSlipway(dataDir, SINK, GATEWAY_ENV);
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void server.exited.then((how) => (ended = how));
   const rss: number[] = [];
-  // The JavaScript heap in use and memory held outside it (native, buffers), from the
-  // gateway's own /metrics every 10 s: which of the two a growing resident set comes from.
-  const heap: { usedMiB: number; externalMiB: number }[] = [];
+  // The JavaScript heap in use, what V8 has committed for it (all, and its young and old
+  // generations), and memory held outside it (native, buffers), from the gateway's own
+  // /metrics every 10 s (the main thread's isolate only: the verification workers' heaps are
+  // not in it), and the resident set split into anonymous and file-backed pages at the same
+  // moments: which kind a growing resident set comes from.
+  const heap: { usedMiB: number; totalMiB: number; newSpaceTotalMiB: number; oldSpaceTotalMiB: number; externalMiB: number }[] = [];
+  const parts: MemoryParts[] = [];
   const heapSampler = setInterval(() => {
+    try {
+      if (ended === undefined) parts.push(memoryParts(server.pid));
+    } catch {
+      // the gateway ended between the check and the read
+    }
     void fetch(`${server.url}/metrics`)
       .then((answer) => answer.text())
       .then((text) => {
-        const value = (name: string) => (parsePrometheusText(text).find((sample) => sample.name === name)?.value ?? 0) / 2 ** 20;
-        heap.push({ usedMiB: round(value('nodejs_heap_size_used_bytes')), externalMiB: round(value('nodejs_external_memory_bytes')) });
+        const samples = parsePrometheusText(text);
+        const value = (name: string, space?: string) =>
+          (samples.find((sample) => sample.name === name && (space === undefined || sample.labels.space === space))?.value ?? 0) / 2 ** 20;
+        heap.push({
+          usedMiB: round(value('nodejs_heap_size_used_bytes')),
+          totalMiB: round(value('nodejs_heap_size_total_bytes')),
+          newSpaceTotalMiB: round(value('nodejs_heap_space_size_total_bytes', 'new')),
+          oldSpaceTotalMiB: round(value('nodejs_heap_space_size_total_bytes', 'old')),
+          externalMiB: round(value('nodejs_external_memory_bytes')),
+        });
       })
       .catch(() => {});
   }, 10_000);
+  // The mappings by what they map, once the duplicate window has filled and at the end.
+  let mappingsAtMinute3: Record<string, MappingGroup> | undefined;
   const startedAt = Date.now();
   const until = startedAt + minutes * 60_000;
   let lastRequests = 0;
@@ -63,6 +106,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   const sampler = setInterval(() => {
     if (ended !== undefined) return;
     rss.push(rssMiB(server.pid));
+    if (rss.length === 180) mappingsAtMinute3 = mappingSummary(server.pid);
     if (rss.length % 60 === 0) {
       const requests = tally.requests - lastRequests;
       const cpu = cpuMicros(server.pid);
@@ -74,7 +118,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
         libsodiumVerifyUs: round(libsodiumVerifyMicros(200)),
       });
       process.stderr.write(
-        `soak: minute ${rss.length / 60}: ${requests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB, ` +
+        `soak: minute ${rss.length / 60}: ${requests} requests, ${tally.failed} failed, resident set ${Math.round(rss.at(-1)!)} MiB (anonymous ${parts.at(-1)?.anonymousMiB}, file-backed ${parts.at(-1)?.fileBackedMiB}; heap used ${heap.at(-1)?.usedMiB} of ${heap.at(-1)?.totalMiB}), ` +
           `${minutesSeen.at(-1)!.cpuUsPerRequest} µs of the gateway's CPU a request (the load generator's ${minutesSeen.at(-1)!.loadGeneratorCpuUsPerRequest}; libsodium ${minutesSeen.at(-1)!.libsodiumVerifyUs} µs)\n`,
       );
       lastRequests = tally.requests;
@@ -94,6 +138,7 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
   );
   clearInterval(sampler);
   clearInterval(heapSampler);
+  const mappingsAtEnd = ended === undefined ? mappingSummary(server.pid) : undefined;
   const seconds = (Date.now() - startedAt) / 1000;
   const abortedUnderLoad = ended !== undefined;
   await server.stop();
@@ -110,12 +155,21 @@ async function soakAtLoad(dataDir: string, minutes: number, tally: LoadTally) {
     rssMedianPerMinuteMiB: perMinute,
     rssMaxMiB: round(Math.max(...rss)),
     rssGrowthAfterMinute3MiB: perMinute.length >= 3 ? round(perMinute.at(-1)! - perMinute[2]!) : null,
-    heapUsedMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) =>
-      median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.usedMiB)),
-    ),
-    externalMedianPerMinuteMiB: Array.from({ length: Math.floor(heap.length / 6) }, (_, m) =>
-      median(heap.slice(m * 6, (m + 1) * 6).map((h) => h.externalMiB)),
-    ),
+    heapUsedMedianPerMinuteMiB: perMinuteMedians(heap, (h) => h.usedMiB),
+    // What V8 has committed for the heap (nodejs_heap_size_total_bytes), used or not.
+    heapTotalMedianPerMinuteMiB: perMinuteMedians(heap, (h) => h.totalMiB),
+    // Of it, the young generation's two semi-spaces and the old generation.
+    newSpaceTotalMedianPerMinuteMiB: perMinuteMedians(heap, (h) => h.newSpaceTotalMiB),
+    oldSpaceTotalMedianPerMinuteMiB: perMinuteMedians(heap, (h) => h.oldSpaceTotalMiB),
+    externalMedianPerMinuteMiB: perMinuteMedians(heap, (h) => h.externalMiB),
+    // The resident set by kind (smaps_rollup): anonymous (V8's heap, malloc, stacks) and file-backed.
+    anonymousMedianPerMinuteMiB: perMinuteMedians(parts, (p) => p.anonymousMiB),
+    fileBackedMedianPerMinuteMiB: perMinuteMedians(parts, (p) => p.fileBackedMiB),
+    mappings: {
+      atMinute3: mappingsAtMinute3 ?? null,
+      atEnd: mappingsAtEnd ?? null,
+      grownFromMinute3: mappingsAtMinute3 && mappingsAtEnd ? grownMappings(mappingsAtMinute3, mappingsAtEnd) : null,
+    },
     perMinute: minutesSeen,
     rssEverySecond: rss.map((value) => Math.round(value)),
   };
@@ -129,7 +183,7 @@ async function startStopCycles(dataDir: string, cycles: number, tally: LoadTally
   for (let cycle = 0; cycle < cycles; cycle++) {
     let server;
     try {
-      server = await startSlipway(dataDir, SINK);
+      server = await startSlipway(dataDir, SINK, GATEWAY_ENV);
     } catch (error) {
       ended.push({ code: null, signal: /exited with null/.test((error as Error).message) ? 'SIGABRT' : null });
       process.stderr.write(`soak: cycle ${cycle + 1} did not start: ${(error as Error).message.slice(-2000)}\n`);
@@ -154,7 +208,8 @@ async function main(): Promise<number> {
   const minutes = Number(values.minutes ?? 10);
   const tally = newTally();
   process.stderr.write(
-    `soak: Node.js ${process.versions.node}, ${cycles === undefined ? `${minutes} minutes at full load, ${CONNECTIONS} connections` : `${cycles} start/stop cycles`}\n`,
+    `soak: Node.js ${process.versions.node}, ${cycles === undefined ? `${minutes} minutes at full load, ${CONNECTIONS} connections` : `${cycles} start/stop cycles`}` +
+      `${Object.keys(GATEWAY_ENV).length > 0 ? `, the gateway with ${JSON.stringify(GATEWAY_ENV)}` : ''}\n`,
   );
   try {
     const run = cycles === undefined ? await soakAtLoad(dataDir, minutes, tally) : await startStopCycles(dataDir, cycles, tally);
@@ -165,7 +220,10 @@ async function main(): Promise<number> {
       node: process.versions.node,
       at: new Date().toISOString(),
       machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown' },
-      mode: cycles === undefined ? { minutes, connections: CONNECTIONS } : { cycles },
+      mode: {
+        ...(cycles === undefined ? { minutes, connections: CONNECTIONS } : { cycles }),
+        ...(Object.keys(GATEWAY_ENV).length > 0 ? { gatewayEnv: GATEWAY_ENV } : {}),
+      },
       requests: tally.requests,
       acknowledged: tally.count,
       failed: tally.failed,
