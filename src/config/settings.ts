@@ -172,7 +172,8 @@ export const SETTINGS = {
       "in percent (`300`: to four times as much). V8's own choice for a gateway's small heap is a few tens of percent: " +
       'under load a full collection every second or two, each stopping or crowding out the request thread for 20 to 30 ms ' +
       'on a two-core machine, which the requests then in flight wait out. With `300`, measured at 5,000 requests/s: one ' +
-      'every 15 to 18 s, for a heap of up to about 80 MB instead of 35 to 60. `0` leaves it to V8.',
+      'every 15 to 18 s, for a heap of up to about 80 MB instead of 35 to 60 on Node 22; on Node 24, whose young generation ' +
+      'grows to 128 MB, up to about 300 MB (docs/RELIABILITY.md). `0` leaves it to V8.',
   }),
   upstream: choice({
     default: 'configured',
