@@ -6,19 +6,19 @@
 import bs58 from 'bs58';
 import type { WireTransaction } from '../validation/wire-transaction';
 
-const COMPUTE_BUDGET_PROGRAM = Buffer.from(bs58.decode('ComputeBudget111111111111111111111111111111'));
-const SET_COMPUTE_UNIT_LIMIT = 2;
-const SET_COMPUTE_UNIT_PRICE = 3;
+export const COMPUTE_BUDGET_PROGRAM = Buffer.from(bs58.decode('ComputeBudget111111111111111111111111111111'));
+export const SET_COMPUTE_UNIT_LIMIT = 2;
+export const SET_COMPUTE_UNIT_PRICE = 3;
 /** Solana's fee per signature (lamports). */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
-const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 /** The default limit of an instruction to a program, and of one to a builtin (Agave's reserve for builtins). */
-const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000;
-const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
+export const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000;
+export const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 
 /** Programs built into the runtime (not SBF programs): their instructions reserve 3,000 units by default. */
-const BUILTINS = new Set(
+export const BUILTINS = new Set(
   [
     '11111111111111111111111111111111',
     'ComputeBudget111111111111111111111111111111',
