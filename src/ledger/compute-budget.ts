@@ -67,14 +67,24 @@ export function computeBudgetOf(wire: WireTransaction): ComputeBudgetRequest {
 
 /** The fee in lamports: 5,000 per signature (precompiles' included) plus the priority fee, rounded up. */
 export function feeOf(wire: WireTransaction): bigint {
+  const { baseFee, priorityFee } = feeDetailsOf(wire);
+  return baseFee + priorityFee;
+}
+
+/**
+ * The fee's two parts, as Agave's `FeeDetails`: the base fee (5,000 a signature, precompiles'
+ * included: fee/src/lib.rs `calculate_signature_fee`) and the priority fee, the unit price
+ * times the unit limit in micro-lamports, rounded up (`get_prioritization_fee`).
+ */
+export function feeDetailsOf(wire: WireTransaction): { baseFee: bigint; priorityFee: bigint } {
   let signatures = BigInt(wire.numRequiredSignatures);
   for (const ix of wire.instructions) {
     const program = wire.staticAccountKeys[ix.programIdIndex];
     if (program !== undefined && SIGNATURE_PRECOMPILES.has(program.toString('latin1'))) signatures += BigInt(ix.data[0] ?? 0);
   }
   const { unitLimit, unitPrice } = computeBudgetOf(wire);
-  const priority = (unitPrice * BigInt(unitLimit) + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
-  return signatures * LAMPORTS_PER_SIGNATURE + priority;
+  const priorityFee = (unitPrice * BigInt(unitLimit) + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
+  return { baseFee: signatures * LAMPORTS_PER_SIGNATURE, priorityFee };
 }
 
 /** Whether the account at `index` of the static keys is writable, by the message header. */
