@@ -11,10 +11,10 @@ export const SET_COMPUTE_UNIT_LIMIT = 2;
 export const SET_COMPUTE_UNIT_PRICE = 3;
 /** Solana's fee per signature (lamports). */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
-export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
 /** The default limit of an instruction to a program, and of one to a builtin (Agave's reserve for builtins). */
-export const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000;
-export const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
+const DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000;
+const MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000;
 const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n;
 
 /** Programs built into the runtime (not SBF programs): their instructions reserve 3,000 units by default. */

@@ -21,10 +21,8 @@ import type { WireTransaction } from '../validation/wire-transaction';
 import {
   BUILTINS,
   COMPUTE_BUDGET_PROGRAM,
-  DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT,
+  computeBudgetOf,
   isStaticWritable,
-  MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT,
-  MAX_COMPUTE_UNIT_LIMIT,
   SET_COMPUTE_UNIT_LIMIT,
   SET_COMPUTE_UNIT_PRICE,
 } from './compute-budget';
@@ -132,15 +130,10 @@ const REQUEST_HEAP_FRAME = 1;
 
 /** The limits its compute-budget instructions set, or null when they fail it (one that does not parse, or one given twice). */
 function budgetLimits(wire: WireTransaction): { unitLimit: number; loadedAccountsBytes: number } | null {
-  let unitLimit: number | undefined;
   let loadedAccountsBytes: number | undefined;
   const seen = new Set<number>();
-  let defaultLimit = 0;
   for (const ix of wire.instructions) {
-    const program = wire.staticAccountKeys[ix.programIdIndex]?.toString('latin1');
-    defaultLimit +=
-      program !== undefined && BUILTINS.has(program) ? MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT : DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT;
-    if (program !== COMPUTE_BUDGET) continue;
+    if (wire.staticAccountKeys[ix.programIdIndex]?.toString('latin1') !== COMPUTE_BUDGET) continue;
     const kind = ix.data[0];
     const size = {
       [REQUEST_HEAP_FRAME]: 5,
@@ -150,12 +143,12 @@ function budgetLimits(wire: WireTransaction): { unitLimit: number; loadedAccount
     }[kind ?? -1];
     if (kind === undefined || size === undefined || ix.data.length < size || seen.has(kind)) return null;
     seen.add(kind);
-    if (kind === SET_COMPUTE_UNIT_LIMIT) unitLimit = ix.data.readUInt32LE(1);
     if (kind === SET_LOADED_ACCOUNTS_DATA_SIZE_LIMIT) loadedAccountsBytes = ix.data.readUInt32LE(1);
   }
   if (loadedAccountsBytes === 0) return null; // InvalidLoadedAccountsDataSizeLimit
   return {
-    unitLimit: Math.min(unitLimit ?? defaultLimit, MAX_COMPUTE_UNIT_LIMIT),
+    // The budget instructions are valid here, so the limit the fee is computed from is Agave's too.
+    unitLimit: computeBudgetOf(wire).unitLimit,
     loadedAccountsBytes: Math.min(loadedAccountsBytes ?? MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES, MAX_LOADED_ACCOUNTS_DATA_SIZE_BYTES),
   };
 }

@@ -72,28 +72,19 @@ describe('an expired blockhash, through a real client', () => {
     const lines: EndedTransaction[] = [];
     const recorded = { record: async () => 7, update: async () => {} } as unknown as Journal;
     const journal = countingJournal(recorded, (line) => lines.push(line));
+    const expired = {
+      seq: 7,
+      position: 0,
+      id: 'sigA',
+      state: 'expired',
+      reasonCode: 'blockhash_expired',
+      reason: 'its blockhash expired before it landed',
+    } as const;
     await journal.update([
-      {
-        seq: 7,
-        position: 0,
-        id: 'sigA',
-        state: 'expired',
-        reasonCode: 'blockhash_expired',
-        reason: 'its blockhash expired before it landed',
-      },
+      expired,
       { seq: 7, position: 1, state: 'landed', slot: 9 },
       { seq: 7, position: 2, id: 'sigC', state: 'failed', slot: 9, reasonCode: null, reason: null },
     ]);
-    assert.deepEqual(lines, [
-      {
-        seq: 7,
-        position: 0,
-        id: 'sigA',
-        state: 'expired',
-        reasonCode: 'blockhash_expired',
-        reason: 'its blockhash expired before it landed',
-      },
-      { seq: 7, position: 2, id: 'sigC', state: 'failed', reasonCode: 'failed_on_chain', reason: null },
-    ]);
+    assert.deepEqual(lines, [expired, { seq: 7, position: 2, id: 'sigC', state: 'failed', reasonCode: 'failed_on_chain', reason: null }]);
   });
 });
