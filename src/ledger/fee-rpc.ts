@@ -14,7 +14,7 @@ import {
   usesDurableNonce,
   type WireTransaction,
 } from '../validation/wire-transaction';
-import { computeBudgetOf, feeOf, isStaticWritable } from './compute-budget';
+import { computeBudgetOf, feeOf, isStaticWritable } from '../leader/compute-budget';
 import { MAX_PROCESSING_AGE } from './local-ledger';
 import { invalidParams, isAnswer, parseAddress, withContext, type Method } from './rpc-shapes';
 

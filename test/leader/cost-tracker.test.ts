@@ -1,7 +1,7 @@
 /** A block's cost tracker (Agave's cost_tracker.rs): the block's limit, the per-account limit, and the order of the checks. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AGAVE_LIMITS, CostTracker } from '../../src/ledger/cost-tracker';
+import { AGAVE_LIMITS, CostTracker } from '../../src/leader/cost-tracker';
 
 describe("a block's cost tracker", () => {
   it("holds Agave's limits by default: 60,000,000 a block, 24,000,000 an account", () => {

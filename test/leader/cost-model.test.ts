@@ -15,7 +15,7 @@ import {
   TransactionInstruction,
 } from '@solana/web3.js';
 import { createTransferInstruction } from '@solana/spl-token';
-import { transactionCost } from '../../src/ledger/cost-model';
+import { transactionCost } from '../../src/leader/cost-model';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
 
 const payer = Keypair.generate();

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction, type TransactionInstruction } from '@solana/web3.js';
-import { transactionCost } from '../../src/ledger/cost-model';
-import { leaderReward, priorityAndCost, schedulingPriority } from '../../src/ledger/scheduler-priority';
+import { transactionCost } from '../../src/leader/cost-model';
+import { leaderReward, priorityAndCost, schedulingPriority } from '../../src/leader/scheduler-priority';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
 
 const payer = Keypair.generate();
