@@ -54,4 +54,15 @@ export class CostTracker {
     for (const account of accounts) this.byAccount.set(account, this.accountUnits(account) + cost);
     return null;
   }
+
+  /**
+   * After execution, the transaction's charge is corrected by `delta` units (Agave's
+   * `update_execution_cost`: the units it used instead of those it asked for, so a limit
+   * asked for and not used frees room for others), or taken back whole when it was not
+   * committed (`remove_transaction_cost`: pass minus its cost).
+   */
+  adjust(delta: number, accounts: readonly string[]): void {
+    this.blockCost = Math.max(0, this.blockCost + delta);
+    for (const account of accounts) this.byAccount.set(account, Math.max(0, this.accountUnits(account) + delta));
+  }
 }
