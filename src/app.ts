@@ -11,6 +11,7 @@ import { DashboardFeed } from './dashboard/dashboard-feed';
 import { createListeners } from './http/listeners';
 import { keepLedgerSaved } from './ledger/ledger-snapshots';
 import { LocalLedger } from './ledger/local-ledger';
+import { contentionOf } from './ledger/block-producer';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -70,7 +71,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The embedded ledger is opened only if a route uses it, and catches up with the journal after a crash.
   let ledger: LocalLedger | undefined;
   const leaders = config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined;
-  const ledgerSettings = { slotMs: config.slotMs, leaders, sandwichers: config.ledgerSandwichers };
+  const ledgerSettings = { slotMs: config.slotMs, leaders, sandwichers: config.ledgerSandwichers, contention: contentionOf(config) };
   const upstreams = createUpstreams(
     config.network,
     {

@@ -9,6 +9,7 @@ import { settingFlags, settingsFromFlags } from '../config/flags';
 import { FaultInjector, parseFaultSetting } from '../ledger/fault-injector';
 import { createLedgerNode } from '../ledger/ledger-node';
 import { LocalLedger } from '../ledger/local-ledger';
+import { contentionOf } from '../ledger/block-producer';
 import { StakeTable } from '../ledger/stake-table';
 import { parseTpuFaultSetting, TpuFaults } from '../ledger/tpu-faults';
 import { TpuListeners } from '../ledger/tpu-listeners';
@@ -37,6 +38,7 @@ export async function runLedger(args: string[]): Promise<number> {
       slotMs: config.slotMs,
       leaders: config.ledgerLeaders.length > 0 ? config.ledgerLeaders : undefined,
       sandwichers: config.ledgerSandwichers,
+      contention: contentionOf(config),
     },
     ledgerDir,
   );

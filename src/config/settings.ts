@@ -75,6 +75,18 @@ export const SETTINGS = {
     flags: { serve: '--slot-ms', ledger: '--slot-ms' },
     doc: 'Milliseconds per slot of the embedded ledger; each slot has a new blockhash.',
   }),
+  blockUnits: integer({
+    default: 0,
+    min: 0,
+    max: 100_000_000,
+    env: 'SLIPWAY_BLOCK_UNITS',
+    flags: { serve: '--block-units', ledger: '--block-units' },
+    shownDefault: '`0` (no block limit)',
+    doc:
+      "The local cluster's block limit in Agave's compute units (docs/LEDGER.md, Contention). `0`: no limit, every " +
+      'transaction executed as it arrives. `N`: each leader schedules what it receives by priority into blocks of N ' +
+      "units, each writable account at most 40 % of them (Agave's 24,000,000 of 60,000,000).",
+  }),
   bundleResult: choice({
     default: 'id',
     choices: ['id', 'signatures'],

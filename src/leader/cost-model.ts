@@ -70,6 +70,14 @@ const RESERVED = new Set([
   ].map(key),
 ]);
 
+/** account_loader.rs TRANSACTION_ACCOUNT_BASE_SIZE: what each loaded account counts besides its data. */
+export const TRANSACTION_ACCOUNT_BASE_SIZE = 64;
+
+/** cost_model.rs calculate_loaded_accounts_data_size_cost: 8 per 32 KiB page of loaded account data, rounded up. */
+export function loadedAccountsDataCost(bytes: number): number {
+  return Math.ceil(bytes / ACCOUNT_DATA_COST_PAGE_SIZE) * DEFAULT_HEAP_COST;
+}
+
 export interface TransactionCost {
   readonly signature: number;
   readonly writeLock: number;
@@ -88,7 +96,7 @@ export function transactionCost(wire: WireTransaction): TransactionCost {
   const dataBytes = Math.floor(wire.instructions.reduce((n, ix) => n + ix.data.length, 0) / INSTRUCTION_DATA_BYTES_COST);
   const budget = budgetLimits(wire);
   const execution = budget === null ? 0 : budget.unitLimit;
-  const loadedAccountsData = budget === null ? 0 : Math.ceil(budget.loadedAccountsBytes / ACCOUNT_DATA_COST_PAGE_SIZE) * DEFAULT_HEAP_COST;
+  const loadedAccountsData = budget === null ? 0 : loadedAccountsDataCost(budget.loadedAccountsBytes);
   const writeLock = writeLocks * WRITE_LOCK_UNITS;
   return {
     signature,

@@ -44,6 +44,8 @@ export interface ExecutionOutcome {
   readonly included: boolean;
   /** Balances of its accounts before and after, when it ran (static keys, then loaded writable, then loaded readonly). */
   readonly balances?: { readonly pre: number[]; readonly post: number[]; readonly loaded: { writable: string[]; readonly: string[] } };
+  /** The account data it loaded, as Agave counts it against its cost (each account's data and 64 bytes), when it ran. */
+  readonly loadedAccountsBytes?: number;
 }
 
 /** An instruction a program invoked, in the order they ran, with its depth (2: called by a top-level instruction). */

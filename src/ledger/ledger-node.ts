@@ -135,7 +135,7 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
       if (bundleOnly) ledger.executeBundle(computeBundleId([tx.signature]), [tx]);
       // The node's sendTransaction is public: forwarded to the upcoming leaders. The block
       // engine's is private: only the leader that includes it sees it.
-      else ledger.execute(tx, { path: publicPath ? 'public' : 'private' });
+      else ledger.receive(tx, { path: publicPath ? 'public' : 'private' });
     }
     return ok({ result: tx.signature });
   }

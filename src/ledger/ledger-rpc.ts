@@ -121,6 +121,13 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       signatures.map((signature) => ledger.getExposure(signature) ?? null),
     );
   },
+  // Not a Solana method: a slot's production under contention (block-producer.ts), for tests; null without contention.
+  getSlotStats: (ledger, params) => {
+    const slot = params[0];
+    if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0)
+      return invalidParams('params[0] must be a slot (an integer from 0)');
+    return { result: ledger.slotStats(slot) ?? null };
+  },
   getLatestBlockhash: (ledger) => withContext(ledger, ledger.latestBlockhash()),
   isBlockhashValid: (ledger, params) => {
     if (typeof params[0] !== 'string') return invalidParams('params[0] must be a base58 blockhash string');

@@ -30,6 +30,9 @@ import { MAX_STATUSES, StatusCache, type BundleRecord, type SignatureStatus } fr
 import { TouchedAccounts } from './touched-accounts';
 import { ExposureRecorder, type Exposure, type SubmissionPath } from './exposure';
 import { ClusterNodes } from './cluster-nodes';
+import { BlockProducer, type ContentionSettings } from './block-producer';
+import { TRANSACTION_ACCOUNT_BASE_SIZE, writableStaticIndexes } from '../leader/cost-model';
+import type { SlotStats } from '../leader/leader-scheduler';
 import {
   failed,
   landedTransaction,
@@ -54,6 +57,13 @@ export interface LedgerConfig {
   readonly leaders?: readonly string[];
   /** Identities of the schedule that sandwich: what they see of a transaction is recorded as exposure. */
   readonly sandwichers?: readonly string[];
+  /**
+   * Block limits and a scheduler per leader (block-producer.ts); absent, every transaction is
+   * executed as it arrives and no block is ever full.
+   */
+  readonly contention?: ContentionSettings;
+  /** Milliseconds on a monotonic clock, for the pacer within a slot (tests give their own). */
+  readonly now?: () => number;
 }
 
 export class LocalLedger {
@@ -82,6 +92,8 @@ export class LocalLedger {
   readonly clusterNodes: ClusterNodes;
   /** Called as each slot begins, with its leader (the TPUs include what they hold for it). */
   private readonly slotListeners: ((slot: number, leader: string) => void)[] = [];
+  /** Under contention, the leaders' schedulers and the slot's packing; undefined when every transaction runs on arrival. */
+  readonly producer: BlockProducer | undefined;
 
   private constructor(
     private readonly svm: LiteSvm,
@@ -107,6 +119,8 @@ export class LocalLedger {
     );
     // A state saved before they were created at genesis gets them now.
     createGenesisAccounts(svm, this.touched);
+    this.producer = config.contention === undefined ? undefined : new BlockProducer(this, config.contention, config.slotMs, config.now);
+    this.producer?.beginSlot(this.window.slot, this.schedule.leaderAt(this.window.slot));
   }
 
   /** A fresh ledger, or the one saved in `dir` by `save`. */
@@ -118,18 +132,21 @@ export class LocalLedger {
   /** Starts producing slots; after a restart, first those missed since the state was saved (see SlotClock). */
   start(): void {
     this.clock.start();
+    this.producer?.start();
   }
 
   stop(): void {
     this.clock.stop();
+    this.producer?.stop();
   }
 
   /** Ends the current slot: the next one has a new blockhash; the oldest falls out of the window. */
   advanceSlot(): void {
     const blockhash = this.window.advance();
     this.history.beginSlot(this.window.slot, blockhash);
-    if (this.slotListeners.length === 0) return;
+    if (this.slotListeners.length === 0 && this.producer === undefined) return;
     const leader = this.schedule.leaderAt(this.window.slot);
+    this.producer?.beginSlot(this.window.slot, leader);
     for (const listener of this.slotListeners) listener(this.window.slot, leader);
   }
 
@@ -186,6 +203,41 @@ export class LocalLedger {
         return notIncluded(tx.signature, 'SignatureFailure');
       return options.replaceBlockhash ? undefined : this.checkAdmission(tx);
     });
+  }
+
+  /**
+   * A transaction reaches the cluster by `path` (`validator`: the TPU that received it).
+   * Without contention it is executed at once, and its outcome answered; under contention a
+   * transaction the cluster would refuse (already processed, unknown blockhash) is answered
+   * so, and any other goes to the leaders' schedulers (undefined).
+   */
+  receive(tx: ValidatedTransaction, options: { path: SubmissionPath; validator?: string }): ExecutionOutcome | undefined {
+    if (this.producer === undefined) return this.execute(tx, { path: options.path });
+    const refused = this.checkAdmission(tx);
+    if (refused !== undefined) return refused;
+    this.producer.receive(tx, options.path, options.validator);
+    return undefined;
+  }
+
+  /** The figures of a slot's production under contention (undefined without, or once forgotten). */
+  slotStats(slot: number): Readonly<SlotStats> | undefined {
+    return this.producer?.slotStats(slot);
+  }
+
+  /** The accounts a transaction locks for writing (static ones as Agave demotes them, and those loaded through lookup tables), as keys. */
+  writeAccounts(tx: ValidatedTransaction): string[] {
+    const keys = writableStaticIndexes(tx.wire).map((index) => tx.wire.staticAccountKeys[index]!.toString('latin1'));
+    if (tx.wire.addressTableLookups.length > 0) {
+      for (const address of loadedAddresses(this.svm, tx.wire).writable) keys.push(Buffer.from(address).toString('latin1'));
+    }
+    return [...new Set(keys)];
+  }
+
+  /** Why a transaction can no longer land (its blockhash left the window, it was processed), or null. */
+  staleness(tx: ValidatedTransaction): 'expired' | 'alreadyProcessed' | null {
+    if (this.statuses.has(tx.signature)) return 'alreadyProcessed';
+    if (!tx.usesDurableNonce && !this.window.has(bs58.encode(tx.wire.recentBlockhash))) return 'expired';
+    return null;
   }
 
   /** Executes and commits one transaction, as a leader including it in the current slot would. */
@@ -309,7 +361,12 @@ export class LocalLedger {
     const accounts = [...tx.wire.staticAccountKeys, ...loaded.writable, ...loaded.readonly];
     for (const address of accounts) this.touched.touch(address);
     const balances = () => accounts.map((address) => Number(this.svm.getAccount(address)?.lamports() ?? 0n));
-    const pre = balances();
+    let loadedAccountsBytes = 0;
+    const pre = accounts.map((address) => {
+      const account = this.svm.getAccount(address);
+      loadedAccountsBytes += (account?.data().length ?? 0) + TRANSACTION_ACCOUNT_BASE_SIZE;
+      return Number(account?.lamports() ?? 0n);
+    });
     const bytes = tx.wire.bytes;
     const result = tx.wire.version === 'legacy' ? this.svm.sendLegacyTransaction(bytes) : this.svm.sendVersionedTransaction(bytes);
     const outcome = result instanceof FailedTransactionMetadata ? failed(tx.signature, result) : succeeded(tx.signature, result);
@@ -317,6 +374,7 @@ export class LocalLedger {
     return {
       ...outcome,
       balances: { pre, post: balances(), loaded: { writable: encode(loaded.writable), readonly: encode(loaded.readonly) } },
+      loadedAccountsBytes,
     };
   }
 

@@ -26,7 +26,7 @@ export interface TpuInboxCounts {
   held: number;
   /** Shed from a full hold queue. */
   shed: number;
-  /** Handed to the ledger in a slot their validator leads (landed, failed on chain, or refused there). */
+  /** Handed to the ledger: in a slot their validator leads, or under contention to that validator's scheduler. */
   executed: number;
 }
 
@@ -57,6 +57,12 @@ export class TpuInbox {
     this.ledger.noteTpuReceipt(tx.signature, validator, bs58.encode(sender));
     if (this.faults.drops(validator)) {
       this.counts.dropped++;
+      return;
+    }
+    if (this.ledger.producer !== undefined) {
+      // Under contention the validator's own scheduler holds it (block-producer.ts).
+      this.counts.executed++;
+      this.ledger.receive(tx, { path: 'tpu', validator });
       return;
     }
     if (this.ledger.schedule.leaderAt(this.ledger.currentSlot) === validator) {

@@ -1,6 +1,6 @@
 /**
  * The default route: the embedded ledger, in-process. Sending executes the transaction at
- * once in the current slot; a bundle is executed atomically, so its fate is known when
+ * once in the current slot (under contention, hands it to the current leader's scheduler); a bundle is executed atomically, so its fate is known when
  * `sendBundle` returns. Counts as a protected route: nobody else ever sees the transaction.
  */
 import type { LocalLedger } from '../ledger/local-ledger';
@@ -17,8 +17,10 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
     getSlot: async () => ledger.currentSlot,
     simulate: async (tx) => ({ ...ledger.simulate(tx), slot: ledger.currentSlot }),
     sendTransaction: async (tx) => {
-      const outcome = ledger.execute(tx);
-      // Already processed (a resend whose first answer was lost): the ledger has it; not dropped.
+      const outcome = ledger.receive(tx, { path: 'private' });
+      // Queued for the leader (under contention), or already processed (a resend whose first
+      // answer was lost): the ledger has it; not dropped.
+      if (outcome === undefined) return { dropped: null };
       return { dropped: outcome.included || outcome.err === 'AlreadyProcessed' ? null : outcome.errText };
     },
     admitBundle: async () => null,
