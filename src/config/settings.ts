@@ -87,6 +87,16 @@ export const SETTINGS = {
       'transaction executed as it arrives. `N`: each leader schedules what it receives by priority into blocks of N ' +
       "units, each writable account at most 40 % of them (Agave's 24,000,000 of 60,000,000).",
   }),
+  engineStakePercent: integer({
+    default: 90,
+    min: 0,
+    max: 100,
+    env: 'SLIPWAY_ENGINE_STAKE_PERCENT',
+    flags: { serve: '--engine-stake-percent', ledger: '--engine-stake-percent' },
+    doc:
+      "Under contention (`blockUnits`), the share of the local cluster's validators that run the block engine: bundles " +
+      'land only in their slots (docs/LEDGER.md). The first of the schedule’s identities, as many as the share rounds to.',
+  }),
   bundleResult: choice({
     default: 'id',
     choices: ['id', 'signatures'],

@@ -170,6 +170,32 @@ export class LeaderScheduler<T extends Candidate> {
     this.current.units = this.tracker.units;
   }
 
+  /**
+   * Charges a bundle's transactions to the block all together, or none of them (the bundle
+   * stage reserves a bundle's cost in the same tracker, outside the pacer); says why not.
+   */
+  chargeBundle(items: readonly Pick<Candidate, 'cost' | 'writeAccounts'>[]): CostRefusal | null {
+    for (const [index, item] of items.entries()) {
+      const refusal = this.tracker.tryAdd(item.cost, item.writeAccounts);
+      if (refusal === null) continue;
+      for (const charged of items.slice(0, index)) this.tracker.adjust(-charged.cost, charged.writeAccounts);
+      return refusal;
+    }
+    this.current.units = this.tracker.units;
+    return null;
+  }
+
+  /** The outcome of a charged bundle: each transaction's used units (landed), or null (not committed). */
+  settleBundle(items: readonly Pick<Candidate, 'cost' | 'writeAccounts'>[], used: readonly number[] | null): void {
+    items.forEach((item, i) => this.tracker.adjust(used === null ? -item.cost : used[i]! - item.cost, item.writeAccounts));
+    this.current.units = this.tracker.units;
+  }
+
+  /** The units charged to the block so far. */
+  get units(): number {
+    return this.tracker.units;
+  }
+
   /** CostPacer.scheduling_budget: the block's units pro rata of the fill time elapsed, less what is charged. */
   private budget(now: number): number {
     const { blockUnits } = this.options.limits;

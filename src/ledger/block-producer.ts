@@ -27,20 +27,35 @@ import { feeDetailsOf } from '../leader/compute-budget';
 import type { CostLimits } from '../leader/cost-tracker';
 import { SLOTS_PER_LEADER, type LeaderSchedule } from './leader-schedule';
 import type { SubmissionPath } from './exposure';
-import type { ExecutionOutcome } from './execution-outcome';
+import type { BundleOutcome, ExecutionOutcome } from './execution-outcome';
+import { BlockAuction, MIN_TIP_LAMPORTS, tipOf, type Bid } from '../leader/block-auction';
 
 export interface ContentionSettings extends CostLimits {
   /** Transactions each validator buffers (Agave: 100,000). */
   readonly bufferCapacity?: number;
+  /** The share of validators that run the block engine, from 0 to 1 (default 0.9). */
+  readonly engineShare?: number;
 }
+
+/** The share of a block the engine's bundles may take (Jito publishes none: our choice). */
+export const BUNDLE_BLOCK_SHARE = 0.25;
+/** Jito's auctions: every 200 ms (at least twice a slot when slots are shorter). */
+const AUCTION_MS = 200;
 
 /** block_cost_limits.rs: a writable account's share of the block (24,000,000 of 60,000,000), kept when the block is scaled. */
 const ACCOUNT_SHARE = MAX_WRITABLE_ACCOUNT_UNITS / MAX_BLOCK_UNITS;
 
 /** The contention the settings ask for (`blockUnits`: 0 for none). */
-export function contentionOf(settings: { readonly blockUnits: number }): ContentionSettings | undefined {
+export function contentionOf(settings: {
+  readonly blockUnits: number;
+  readonly engineStakePercent: number;
+}): ContentionSettings | undefined {
   if (settings.blockUnits === 0) return undefined;
-  return { blockUnits: settings.blockUnits, accountUnits: Math.floor(settings.blockUnits * ACCOUNT_SHARE) };
+  return {
+    blockUnits: settings.blockUnits,
+    accountUnits: Math.floor(settings.blockUnits * ACCOUNT_SHARE),
+    engineShare: settings.engineStakePercent / 100,
+  };
 }
 
 /** send_transaction_service.rs: DEFAULT_RETRY_RATE_MS and MAX_TRANSACTION_RETRY_POOL_SIZE. */
@@ -57,6 +72,11 @@ interface Queued extends Candidate {
   readonly estimate: TransactionCost;
 }
 
+interface BundleBid extends Bid {
+  readonly txs: readonly ValidatedTransaction[];
+  readonly items: readonly { readonly cost: number; readonly writeAccounts: readonly string[]; readonly estimate: TransactionCost }[];
+}
+
 /** What the producer needs of the ledger. */
 export interface ProducingLedger {
   readonly schedule: LeaderSchedule;
@@ -67,6 +87,10 @@ export interface ProducingLedger {
   staleness(tx: ValidatedTransaction): 'expired' | 'alreadyProcessed' | null;
   /** Executes and commits it in the current slot. */
   execute(tx: ValidatedTransaction, options: { path: SubmissionPath }): ExecutionOutcome;
+  /** Executes a bundle atomically in the current slot, recording its fate. */
+  executeBundle(bundleId: string, txs: readonly ValidatedTransaction[]): BundleOutcome;
+  /** Records that a bundle will not land, and why. */
+  failBundle(bundleId: string, txs: readonly ValidatedTransaction[], reason: string): void;
 }
 
 export class BlockProducer {
@@ -77,6 +101,13 @@ export class BlockProducer {
   /** The RPC node's retry pool: signature → the transaction and the slot it is forwarded again. */
   private readonly retryPool = new Map<string, { queued: Queued; due: number }>();
   private readonly retrySlots: number;
+  private readonly auction = new BlockAuction<BundleBid>();
+  /** The validators that run the block engine (the first of the schedule's identities, by share). */
+  readonly engineLeaders: ReadonlySet<string>;
+  private readonly bundleRoom: number;
+  private readonly auctionMs: number;
+  private lastAuction = -Infinity;
+  private bundleUnits = 0;
   /** Called when a transaction runs and throws (a bug: reported, and the next goes on). */
   onError: (error: unknown) => void = () => {};
 
@@ -87,6 +118,10 @@ export class BlockProducer {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.retrySlots = Math.max(1, Math.ceil(RPC_RETRY_MS / slotMs));
+    const identities = ledger.schedule.identities;
+    this.engineLeaders = new Set(identities.slice(0, Math.round((settings.engineShare ?? 0.9) * identities.length)));
+    this.bundleRoom = Math.floor(settings.blockUnits * BUNDLE_BLOCK_SHARE);
+    this.auctionMs = Math.min(AUCTION_MS, Math.floor(slotMs / 2));
     this.scheduler = new LeaderScheduler<Queued>({
       limits: { blockUnits: settings.blockUnits, accountUnits: settings.accountUnits },
       slotMs,
@@ -130,8 +165,35 @@ export class BlockProducer {
     this.pump();
   }
 
+  /**
+   * A bundle arrives at the block engine: it bids in the auctions of the next leaders that
+   * run the engine. Returns why it cannot bid (a tip under the minimum), or null.
+   */
+  receiveBundle(bundleId: string, txs: readonly ValidatedTransaction[]): string | null {
+    const tip = tipOf(txs.map((tx) => tx.wire));
+    if (tip < MIN_TIP_LAMPORTS) return `its tip of ${tip} lamports is below the block engine's minimum of ${MIN_TIP_LAMPORTS}`;
+    const items = txs.map((tx) => {
+      const estimate = transactionCost(tx.wire);
+      return { cost: estimate.total, writeAccounts: this.ledger.writeAccounts(tx), estimate };
+    });
+    this.auction.submit({ id: bundleId, tip, cost: items.reduce((sum, item) => sum + item.cost, 0), seq: this.seq++, txs, items });
+    this.pump();
+    return null;
+  }
+
+  /** Whether a bundle is still bidding. */
+  bundlePending(bundleId: string): boolean {
+    return this.auction.has(bundleId);
+  }
+
   /** A slot begins: the schedulers move on, the RPC node forwards what is due again, and the leader starts packing. */
   beginSlot(slot: number, leader: string): void {
+    this.bundleUnits = 0;
+    // The slot's first auction is held AUCTION_MS into it, on the bundles gathered meanwhile.
+    this.lastAuction = this.now();
+    const expired = this.auction.withdrawWhere((bid) => bid.txs.some((tx) => this.ledger.staleness(tx) === 'expired'));
+    for (const bid of expired)
+      this.ledger.failBundle(bid.id, bid.txs, 'a blockhash expired before a leader running the block engine took it');
     const ended = this.scheduler.beginSlot(slot, leader, this.now());
     if (ended.leader !== '') {
       this.kept.set(ended.slot, ended);
@@ -159,9 +221,13 @@ export class BlockProducer {
     return this.scheduler.buffered(validator);
   }
 
-  /** The leader executes what its scheduler hands out now. */
+  /** The leader executes what its scheduler hands out now, after the engine's auction when one is due. */
   pump(): void {
     const now = this.now();
+    if (now - this.lastAuction >= this.auctionMs && this.auction.size > 0 && this.engineLeaders.has(this.scheduler.stats.leader)) {
+      this.lastAuction = now;
+      this.holdAuction();
+    }
     const stale = (entry: Queued) => this.ledger.staleness(entry.tx);
     for (let entry = this.scheduler.next(now, stale); entry !== undefined; entry = this.scheduler.next(now, stale)) {
       let used: number | null = null;
@@ -173,6 +239,36 @@ export class BlockProducer {
       }
       this.scheduler.settle(entry, used);
       if (used !== null) this.retryPool.delete(entry.key);
+    }
+  }
+
+  /** The engine's auction for the current leader: winners executed as bundles in the block, losers told why. */
+  private holdAuction(): void {
+    const { winners, lost } = this.auction.run(this.bundleRoom - this.bundleUnits);
+    for (const { bid, winningRate } of lost) {
+      const bar =
+        winningRate === null ? 'no bundle fitted the room left' : `the lowest rate that won paid ${winningRate} lamports per million units`;
+      this.ledger.failBundle(
+        bid.id,
+        bid.txs,
+        `lost the block engine's auction: its tip of ${bid.tip} lamports for ${bid.cost} units, where ${bar}`,
+      );
+    }
+    for (const bid of winners) {
+      if (this.scheduler.chargeBundle(bid.items) !== null) {
+        // The block is full: it bids again at the next auctions, as the bundle stage retries it.
+        this.auction.submit(bid);
+        continue;
+      }
+      let used: number[] | null = null;
+      try {
+        const outcome = this.ledger.executeBundle(bid.id, bid.txs);
+        if (outcome.landed) used = outcome.outcomes.map((o, i) => usedCost(bid.items[i]!.estimate, o));
+      } catch (error) {
+        this.onError(error);
+      }
+      this.scheduler.settleBundle(bid.items, used);
+      if (used !== null) this.bundleUnits += used.reduce((sum, units) => sum + units, 0);
     }
   }
 

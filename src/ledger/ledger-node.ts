@@ -132,7 +132,7 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
     }
     // A transaction with a bad signature is answered and dropped, as a node's TPU drops it.
     if (signaturesValid && !faults.shouldDrop()) {
-      if (bundleOnly) ledger.executeBundle(computeBundleId([tx.signature]), [tx]);
+      if (bundleOnly) ledger.receiveBundle(computeBundleId([tx.signature]), [tx]);
       // The node's sendTransaction is public: forwarded to the upcoming leaders. The block
       // engine's is private: only the leader that includes it sees it.
       else ledger.receive(tx, { path: publicPath ? 'public' : 'private' });
@@ -156,7 +156,7 @@ export function createLedgerNode({ ledger, faults, tpuFaults, logLevel, observe 
     }
     const bundleId = computeBundleId(txs.map((tx) => tx.signature));
     // As a block engine: the ID is answered at once; the outcome is read from the bundle statuses.
-    if (!faults.shouldDrop()) ledger.executeBundle(bundleId, txs);
+    if (!faults.shouldDrop()) ledger.receiveBundle(bundleId, txs);
     return ok({ result: bundleId });
   }
 

@@ -218,7 +218,8 @@ export const LEDGER_RPC_METHODS: Record<string, Method> = {
       ledger,
       ids.map((bundleId) => {
         const bundle = ledger.getBundle(bundleId);
-        if (bundle === undefined) return { bundle_id: bundleId, status: 'Invalid', landed_slot: null };
+        if (bundle === undefined)
+          return { bundle_id: bundleId, status: ledger.bundlePending(bundleId) ? 'Pending' : 'Invalid', landed_slot: null };
         return bundle.landed
           ? { bundle_id: bundleId, status: 'Landed', landed_slot: bundle.slot }
           : // `err` is not in Jito's shape: it says why, for clients that look (Slipway's Jito route does).

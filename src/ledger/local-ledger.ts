@@ -219,6 +219,42 @@ export class LocalLedger {
     return undefined;
   }
 
+  /**
+   * A bundle reaches the block engine. Without contention it is executed at once, and its
+   * fate answered; under contention it bids in the engine's auctions (undefined: pending),
+   * unless one of its transactions would be refused or its tip is under the engine's minimum
+   * (`refused`: why).
+   */
+  receiveBundle(bundleId: string, txs: readonly ValidatedTransaction[]): BundleOutcome | { readonly refused: string } | undefined {
+    if (this.producer === undefined || this.statuses.bundle(bundleId)?.landed === true) return this.executeBundle(bundleId, txs);
+    if (this.producer.bundlePending(bundleId)) return undefined;
+    for (const [index, tx] of txs.entries()) {
+      const refused = this.checkAdmission(tx);
+      if (refused !== undefined) return this.executeBundle(bundleId, txs.slice(0, index + 1));
+    }
+    const unfit = this.producer.receiveBundle(bundleId, txs);
+    if (unfit === null) return undefined;
+    this.failBundle(bundleId, txs, unfit);
+    return { refused: unfit };
+  }
+
+  /** Whether a bundle is bidding in the engine's auctions (under contention). */
+  bundlePending(bundleId: string): boolean {
+    return this.producer?.bundlePending(bundleId) ?? false;
+  }
+
+  /** Records that a bundle will not land, and why (it lost the engine's auction, its tip is too small). */
+  failBundle(bundleId: string, txs: readonly ValidatedTransaction[], reason: string): void {
+    this.statuses.rememberBundle({
+      bundleId,
+      signatures: txs.map((t) => t.signature),
+      slot: this.window.slot,
+      landed: false,
+      err: null,
+      reason,
+    });
+  }
+
   /** The figures of a slot's production under contention (undefined without, or once forgotten). */
   slotStats(slot: number): Readonly<SlotStats> | undefined {
     return this.producer?.slotStats(slot);

@@ -25,8 +25,10 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
     },
     admitBundle: async () => null,
     sendBundle: async (bundleId, txs) => {
-      const outcome = ledger.executeBundle(bundleId, txs);
-      if (outcome.landed) return { accepted: true };
+      const outcome = ledger.receiveBundle(bundleId, txs);
+      // Bidding in the engine's auctions (under contention), or landed.
+      if (outcome === undefined || ('landed' in outcome && outcome.landed)) return { accepted: true };
+      if ('refused' in outcome) return { accepted: false, failedIndex: 0, err: null, errText: outcome.refused, logs: [] };
       const { err, errText, logs } = outcome.outcome;
       return { accepted: false, failedIndex: outcome.failedIndex, err, errText: errText ?? 'failed', logs };
     },
@@ -42,7 +44,7 @@ export function createEmbeddedLedgerUpstream(ledger: LocalLedger, name = 'embedd
     getBundleStatuses: async (bundleIds) =>
       bundleIds.map((bundleId) => {
         const bundle = ledger.getBundle(bundleId);
-        if (bundle === undefined) return { status: 'Invalid', landedSlot: null, reason: null };
+        if (bundle === undefined) return { status: ledger.bundlePending(bundleId) ? 'Pending' : 'Invalid', landedSlot: null, reason: null };
         return bundle.landed
           ? { status: 'Landed', landedSlot: bundle.slot, reason: null }
           : { status: 'Failed', landedSlot: null, reason: bundle.reason ?? null };

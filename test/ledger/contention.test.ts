@@ -10,6 +10,8 @@ import { ComputeBudgetProgram, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgr
 import { LocalLedger } from '../../src/ledger/local-ledger';
 import { contentionOf, type ContentionSettings } from '../../src/ledger/block-producer';
 import { LEDGER_RPC_METHODS } from '../../src/ledger/ledger-rpc';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
+import { computeBundleId } from '../../src/core/bundle-id';
 import { transactionCost } from '../../src/leader/cost-model';
 import { validateTransaction, type ValidatedTransaction } from '../../src/validation/validate-transaction';
 
@@ -52,7 +54,7 @@ function transfer(
 }
 
 /** Moves the clock past the pacer's fill time and lets the leader pack what it holds. */
-async function packNow(ledger: LocalLedger): Promise<void> {
+function packNow(ledger: LocalLedger): void {
   clock += SLOT_MS;
   ledger.producer!.pump();
 }
@@ -62,7 +64,7 @@ const stats = (ledger: LocalLedger, slot: number) => (LEDGER_RPC_METHODS.getSlot
 
 describe('the embedded ledger under contention', () => {
   it('without a block limit executes every transaction as it arrives (contention is off by default)', () => {
-    assert.equal(contentionOf({ blockUnits: 0 }), undefined);
+    assert.equal(contentionOf({ blockUnits: 0, engineStakePercent: 90 }), undefined);
     const ledger = LocalLedger.open({ slotMs: SLOT_MS });
     const [payer] = payers(ledger, 1);
     const outcome = ledger.receive(transfer(ledger, payer!, 1), { path: 'private' });
@@ -71,7 +73,7 @@ describe('the embedded ledger under contention', () => {
     assert.equal(stats(ledger, ledger.currentSlot), null);
   });
 
-  it('packs the highest priorities first and holds the rest, which the leader packs in its next slot', async () => {
+  it('packs the highest priorities first and holds the rest, which the leader packs in its next slot', () => {
     // Each transfer is estimated at 18,710 units (1,000 asked for and 16,384 for 64 MiB of loaded data)
     // and charged about 1,800 once run; 60,000 units take the first three by estimate, then more as the charges shrink.
     const ledger = ledgerWith({ blockUnits: 60_000, accountUnits: 60_000 });
@@ -80,7 +82,7 @@ describe('the embedded ledger under contention', () => {
     assert.equal(transactionCost(txs[0]!.wire).total, 18_710);
     const slot = ledger.currentSlot;
     for (const tx of txs) assert.equal(ledger.receive(tx, { path: 'private' }), undefined, 'queued for the leader');
-    await packNow(ledger);
+    packNow(ledger);
     const packed = landedIn(ledger, slot);
     const byPriority = txs.map((tx) => tx.signature).reverse();
     assert.ok(packed.length > 3 && packed.length < 30, `${packed.length} packed`);
@@ -90,24 +92,24 @@ describe('the embedded ledger under contention', () => {
     assert.ok(figures.units <= 60_000 && figures.units > 60_000 - 18_710, `${figures.units} units`);
     assert.ok(figures.held.WouldExceedBlockMaxLimit > 0);
     ledger.advanceSlot();
-    await packNow(ledger);
+    packNow(ledger);
     assert.deepEqual(landedIn(ledger, slot + 1), byPriority.slice(packed.length, packed.length + landedIn(ledger, slot + 1).length));
     assert.ok(landedIn(ledger, slot + 1).length > 0);
   });
 
-  it("under twice the buffer's room drops the lowest priorities first", async () => {
+  it("under twice the buffer's room drops the lowest priorities first", () => {
     const ledger = ledgerWith({ blockUnits: 60_000_000, accountUnits: 24_000_000, bufferCapacity: 10 });
     const people = payers(ledger, 20);
     const txs = people.map((payer, i) => transfer(ledger, payer, 20_000 - i * 1_000));
     const slot = ledger.currentSlot;
     for (const tx of txs) ledger.receive(tx, { path: 'private' });
-    await packNow(ledger);
+    packNow(ledger);
     assert.deepEqual(new Set(landedIn(ledger, slot)), new Set(txs.slice(0, 10).map((tx) => tx.signature)));
     for (const tx of txs.slice(10)) assert.equal(ledger.getSignatureStatus(tx.signature), undefined, 'the lowest were dropped');
     assert.equal(stats(ledger, slot).dropped.bufferFull, 10);
   });
 
-  it('binds the per-account limit on a hot account while other accounts keep landing', async () => {
+  it('binds the per-account limit on a hot account while other accounts keep landing', () => {
     const ledger = ledgerWith({ blockUnits: 200_000, accountUnits: 25_000 });
     const hot = Keypair.generate().publicKey;
     const people = payers(ledger, 16);
@@ -116,7 +118,7 @@ describe('the embedded ledger under contention', () => {
     const elsewhere = people.slice(8).map((payer) => transfer(ledger, payer, 1_000));
     const slot = ledger.currentSlot;
     for (const tx of [...toHot, ...elsewhere]) ledger.receive(tx, { path: 'private' });
-    await packNow(ledger);
+    packNow(ledger);
     const landed = new Set(landedIn(ledger, slot));
     const hotLanded = toHot.filter((tx) => landed.has(tx.signature)).length;
     // 18,710 estimated on top of what the hot account was charged (about 1,800 each) fits 25,000 four times.
@@ -125,7 +127,7 @@ describe('the embedded ledger under contention', () => {
     assert.equal(elsewhere.filter((tx) => landed.has(tx.signature)).length, 8, 'the cheaper transfers elsewhere all landed');
   });
 
-  it('drops what a leader did not pack when its window ends, when it leads again only more than 20 slots later', async () => {
+  it('drops what a leader did not pack when its window ends, when it leads again only more than 20 slots later', () => {
     const ledger = ledgerWith({ blockUnits: 20_000, accountUnits: 20_000 });
     // A window whose leader does not lead again within the 20 slots after it.
     const leadsSoonAfter = (slot: number) => ledger.schedule.leaders(slot + 4, 21).includes(ledger.schedule.leaderAt(slot));
@@ -137,7 +139,7 @@ describe('the embedded ledger under contention', () => {
     // One transfer a slot: 18,710 estimated fits once in 20,000, and the ~1,800 it is charged leaves too little for another.
     for (let slot = first; slot < first + 4; slot++) {
       if (slot > first) ledger.advanceSlot();
-      await packNow(ledger);
+      packNow(ledger);
       assert.deepEqual(landedIn(ledger, slot), [txs[5 - (slot - first)]!.signature]);
     }
     const leader = ledger.schedule.leaderAt(first);
@@ -168,7 +170,7 @@ describe('the embedded ledger under contention', () => {
     assert.equal(ledger.receive(tx, { path: 'private' })?.err, 'AlreadyProcessed');
   });
 
-  it('forwards what the RPC node receives to the current and the next leader, and again every 2 s to the leaders of that moment until it lands', async () => {
+  it('forwards what the RPC node receives to the current and the next leader, and again every 2 s to the leaders of that moment until it lands', () => {
     // A block too small for anything: nothing lands, so the forwarding is seen in the buffers.
     const ledger = ledgerWith({ blockUnits: 1_000, accountUnits: 1_000 });
     const [payer] = payers(ledger, 1);
@@ -196,7 +198,7 @@ describe('the embedded ledger under contention', () => {
     }
   });
 
-  it('drops a transaction whose blockhash expired while it waited, when its leader reaches it', async () => {
+  it('drops a transaction whose blockhash expired while it waited, when its leader reaches it', () => {
     // One validator leads every slot, so nothing is dropped for a window's end; a block too small holds it.
     const ledger = LocalLedger.open({
       slotMs: SLOT_MS,
@@ -210,9 +212,88 @@ describe('the embedded ledger under contention', () => {
     const expiredAt = ledger.currentSlot + 151;
     while (ledger.currentSlot < expiredAt) {
       ledger.advanceSlot();
-      await packNow(ledger);
+      packNow(ledger);
     }
     assert.equal(stats(ledger, expiredAt).dropped.expired, 1);
     assert.equal(ledger.producer!.buffered(ledger.schedule.leaderAt(expiredAt)), 0);
+  });
+
+  describe('bundles', () => {
+    /** A one-transaction bundle: a transfer and a tip of `tip` lamports (estimated at 24,010 units). */
+    function bundle(ledger: LocalLedger, from: Keypair, tip: number) {
+      const tx = new Transaction({ feePayer: from.publicKey, recentBlockhash: ledger.latestBlockhash().blockhash }).add(
+        SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+        SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[0]!), lamports: tip }),
+      );
+      tx.sign(from);
+      const result = validateTransaction(tx.serialize().toString('base64'), '');
+      assert.ok(result.ok);
+      return { id: computeBundleId([result.value.signature]), txs: [result.value] };
+    }
+
+    /** A ledger whose current slot's leader runs the block engine (or not), at a window's first slot. */
+    function engineLedger(runsEngine: boolean, blockUnits = 100_000) {
+      const ledger = ledgerWith({ blockUnits, accountUnits: blockUnits, engineShare: 0.5 });
+      while (ledger.producer!.engineLeaders.has(ledger.schedule.leaderAt(ledger.currentSlot)) !== runsEngine) {
+        for (let i = 0; i < 4; i++) ledger.advanceSlot();
+      }
+      return ledger;
+    }
+
+    const inflight = (ledger: LocalLedger, id: string) =>
+      (LEDGER_RPC_METHODS.getInflightBundleStatuses!(ledger, [[id]]) as { result: { value: any[] } }).result.value[0];
+
+    it("lands the higher tip per unit when the bundles' share of the block holds one, and the lower loses the auction and says so", () => {
+      // 100,000 units: the bundles' quarter holds one bundle of 24,010.
+      const ledger = engineLedger(true);
+      const [a, b] = payers(ledger, 2);
+      const high = bundle(ledger, a!, 50_000);
+      const low = bundle(ledger, b!, 20_000);
+      ledger.advanceSlot();
+      const slot = ledger.currentSlot;
+      assert.equal(ledger.receiveBundle(low.id, low.txs), undefined);
+      assert.equal(ledger.receiveBundle(high.id, high.txs), undefined);
+      assert.equal(inflight(ledger, low.id).status, 'Pending');
+      packNow(ledger);
+      assert.deepEqual(landedIn(ledger, slot), [high.txs[0]!.signature]);
+      assert.equal(inflight(ledger, high.id).status, 'Landed');
+      assert.equal(inflight(ledger, low.id).status, 'Pending', 'it bids once more');
+      packNow(ledger);
+      const lost = inflight(ledger, low.id);
+      assert.equal(lost.status, 'Failed');
+      // 50,000 x 1,000,000 / (24,010 + 1): the winner's rate.
+      assert.match(
+        lost.err,
+        /^lost the block engine's auction: its tip of 20000 lamports for 24010 units, where the lowest rate that won paid 2082378 lamports per million units$/,
+      );
+      assert.equal(ledger.getSignatureStatus(low.txs[0]!.signature), undefined);
+    });
+
+    it('waits for a leader that runs the block engine: none lands in the slot of one that does not', () => {
+      const ledger = engineLedger(false);
+      const [a] = payers(ledger, 1);
+      const only = bundle(ledger, a!, 50_000);
+      ledger.receiveBundle(only.id, only.txs);
+      for (let i = 0; i < 4; i++) {
+        packNow(ledger);
+        if (i < 3) ledger.advanceSlot();
+      }
+      assert.equal(inflight(ledger, only.id).status, 'Pending');
+      while (!ledger.producer!.engineLeaders.has(ledger.schedule.leaderAt(ledger.currentSlot))) ledger.advanceSlot();
+      const slot = ledger.currentSlot;
+      packNow(ledger);
+      assert.equal(inflight(ledger, only.id).status, 'Landed');
+      assert.equal(ledger.getBundle(only.id)!.slot, slot);
+    });
+
+    it("refuses a bundle whose tip is under the block engine's 1,000 lamports, saying so", () => {
+      const ledger = engineLedger(true);
+      const [a] = payers(ledger, 1);
+      const stingy = bundle(ledger, a!, 999);
+      assert.deepEqual(ledger.receiveBundle(stingy.id, stingy.txs), {
+        refused: "its tip of 999 lamports is below the block engine's minimum of 1000",
+      });
+      assert.equal(inflight(ledger, stingy.id).status, 'Failed');
+    });
   });
 });
