@@ -12,6 +12,7 @@ import { createListeners } from './http/listeners';
 import { keepLedgerSaved } from './ledger/ledger-snapshots';
 import { LocalLedger } from './ledger/local-ledger';
 import { contentionOf } from './ledger/block-producer';
+import { startMarket } from './market/start-market';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -112,6 +113,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const watermark = () => submissions.pipeline.handedOverWatermark();
   const snapshots = ledger && keepLedgerSaved(ledger, paths.ledger, config.snapshotIntervalMs, watermark);
   ledger?.start();
+  const market = ledger && startMarket(ledger, config.market, config.slotMs);
   const { url, pubsubUrl } = await listeners.listen();
 
   let closing: Promise<void> | undefined;
@@ -128,6 +130,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     close() {
       closing ??= (async () => {
         await listeners.close();
+        market?.stop();
         snapshots?.stop();
         await dashboard.stop();
         await submissions.stop();

@@ -10,6 +10,7 @@ import { FaultInjector, parseFaultSetting } from '../ledger/fault-injector';
 import { createLedgerNode } from '../ledger/ledger-node';
 import { LocalLedger } from '../ledger/local-ledger';
 import { contentionOf } from '../ledger/block-producer';
+import { startMarket } from '../market/start-market';
 import { StakeTable } from '../ledger/stake-table';
 import { parseTpuFaultSetting, TpuFaults } from '../ledger/tpu-faults';
 import { TpuListeners } from '../ledger/tpu-listeners';
@@ -49,6 +50,7 @@ export async function runLedger(args: string[]): Promise<number> {
   const snapshots = setInterval(save, config.snapshotIntervalMs);
   snapshots.unref();
   ledger.start();
+  const market = startMarket(ledger, config.market, config.slotMs);
   const node = createLedgerNode({ ledger, faults, tpuFaults, logLevel: config.logLevel });
   const tpus = await TpuListeners.open({
     ledger,
@@ -72,6 +74,7 @@ export async function runLedger(args: string[]): Promise<number> {
     process.once('SIGINT', () => resolve());
   });
   clearInterval(snapshots);
+  market?.stop();
   await tpus.close();
   await node.close();
   ledger.stop();

@@ -60,6 +60,8 @@ function settingSchema(setting: Setting): z.ZodType {
   switch (setting.kind) {
     case 'integer':
       return z.number().int();
+    case 'decimal':
+      return z.number();
     case 'choice':
       return z.enum(setting.choices as [string, ...string[]]);
     case 'boolean':

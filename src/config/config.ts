@@ -64,6 +64,13 @@ function parseSetting(name: SettingName, setting: Setting, raw: string | undefin
       }
       return value;
     }
+    case 'decimal': {
+      const value = raw.trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(value) || value < setting.min || value > setting.max) {
+        throw new Error(`${name} must be a number from ${setting.min} to ${setting.max} (got ${JSON.stringify(raw)}; ${where})`);
+      }
+      return value;
+    }
     case 'choice':
       if (!setting.choices.includes(raw))
         throw new Error(`${name} must be one of ${setting.choices.join(', ')} (got ${JSON.stringify(raw)})`);

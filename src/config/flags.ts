@@ -30,13 +30,15 @@ export function flagUsage(command: Command): string[] {
     const value =
       setting.kind === 'integer'
         ? 'N'
-        : setting.kind === 'choice'
-          ? setting.choices.join('|')
-          : setting.kind === 'boolean'
-            ? 'true|false'
-            : setting.kind === 'list'
-              ? 'A,B,…'
-              : 'VALUE';
+        : setting.kind === 'decimal'
+          ? 'X'
+          : setting.kind === 'choice'
+            ? setting.choices.join('|')
+            : setting.kind === 'boolean'
+              ? 'true|false'
+              : setting.kind === 'list'
+                ? 'A,B,…'
+                : 'VALUE';
     return `[--${flag} ${value}]`;
   });
 }

@@ -24,12 +24,14 @@ interface Common {
 
 export type Setting =
   | (Common & { readonly kind: 'integer'; readonly default: number; readonly min: number; readonly max: number })
+  | (Common & { readonly kind: 'decimal'; readonly default: number; readonly min: number; readonly max: number })
   | (Common & { readonly kind: 'choice'; readonly default: string; readonly choices: readonly string[] })
   | (Common & { readonly kind: 'boolean'; readonly default: boolean })
   | (Common & { readonly kind: 'text'; readonly default: string })
   | (Common & { readonly kind: 'list'; readonly default: readonly string[]; readonly nonEmptyInFile?: boolean });
 
 const integer = (spec: Omit<Extract<Setting, { kind: 'integer' }>, 'kind'>) => ({ kind: 'integer' as const, ...spec });
+const decimal = (spec: Omit<Extract<Setting, { kind: 'decimal' }>, 'kind'>) => ({ kind: 'decimal' as const, ...spec });
 const choice = <const C extends readonly string[]>(spec: Common & { readonly default: C[number]; readonly choices: C }) => ({
   kind: 'choice' as const,
   ...spec,
@@ -86,6 +88,18 @@ export const SETTINGS = {
       "The local cluster's block limit in Agave's compute units (docs/LEDGER.md, Contention). `0`: no limit, every " +
       'transaction executed as it arrives. `N`: each leader schedules what it receives by priority into blocks of N ' +
       "units, each writable account at most 40 % of them (Agave's 24,000,000 of 60,000,000).",
+  }),
+  market: decimal({
+    default: 0,
+    min: 0,
+    max: 16,
+    env: 'SLIPWAY_MARKET',
+    flags: { serve: '--market', ledger: '--market' },
+    shownDefault: '`0` (no other senders)',
+    doc:
+      "Background traffic on the local cluster from built-in senders, at this many times the block's capacity " +
+      '(docs/LEDGER.md, The market): `2` sends twice what the blocks hold. Above 0 it turns contention on, with a block ' +
+      'limit this machine can fill and execute at that load unless `blockUnits` sets one.',
   }),
   engineStakePercent: integer({
     default: 90,
@@ -547,7 +561,7 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
-type ValueOf<S> = S extends { kind: 'integer' }
+type ValueOf<S> = S extends { kind: 'integer' | 'decimal' }
   ? number
   : S extends { kind: 'choice'; choices: readonly (infer C)[] }
     ? C

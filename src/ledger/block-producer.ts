@@ -45,15 +45,24 @@ const AUCTION_MS = 200;
 /** block_cost_limits.rs: a writable account's share of the block (24,000,000 of 60,000,000), kept when the block is scaled. */
 const ACCOUNT_SHARE = MAX_WRITABLE_ACCOUNT_UNITS / MAX_BLOCK_UNITS;
 
-/** The contention the settings ask for (`blockUnits`: 0 for none). */
+/**
+ * The block limit `--market` picks when none is given: about a hundred of the market's
+ * transfers a block, 250 a second at 400 ms slots, which this machine's ledger executes at
+ * twice and four times the load with a third and a half of one core (docs/LEDGER.md).
+ */
+export const MARKET_BLOCK_UNITS = 200_000;
+
+/** The contention the settings ask for (`blockUnits` 0 and `market` 0: none). */
 export function contentionOf(settings: {
   readonly blockUnits: number;
+  readonly market: number;
   readonly engineStakePercent: number;
 }): ContentionSettings | undefined {
-  if (settings.blockUnits === 0) return undefined;
+  const blockUnits = settings.blockUnits > 0 ? settings.blockUnits : settings.market > 0 ? MARKET_BLOCK_UNITS : 0;
+  if (blockUnits === 0) return undefined;
   return {
-    blockUnits: settings.blockUnits,
-    accountUnits: Math.floor(settings.blockUnits * ACCOUNT_SHARE),
+    blockUnits,
+    accountUnits: Math.floor(blockUnits * ACCOUNT_SHARE),
     engineShare: settings.engineStakePercent / 100,
   };
 }
@@ -95,6 +104,8 @@ export interface ProducingLedger {
 
 export class BlockProducer {
   private readonly scheduler: LeaderScheduler<Queued>;
+  /** The block's limit. */
+  readonly blockUnits: number;
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly kept = new Map<number, SlotStats>();
@@ -117,6 +128,7 @@ export class BlockProducer {
     slotMs: number,
     private readonly now: () => number = () => performance.now(),
   ) {
+    this.blockUnits = settings.blockUnits;
     this.retrySlots = Math.max(1, Math.ceil(RPC_RETRY_MS / slotMs));
     const identities = ledger.schedule.identities;
     this.engineLeaders = new Set(identities.slice(0, Math.round((settings.engineShare ?? 0.9) * identities.length)));

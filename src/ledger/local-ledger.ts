@@ -353,6 +353,15 @@ export class LocalLedger {
     this.onUnjournaledChange();
   }
 
+  /** Gives each address `lamports` (a system account), as a genesis config funds accounts: the local market's wallets. */
+  fundAccounts(addresses: readonly Uint8Array[], lamports: bigint): void {
+    for (const address of addresses) {
+      this.touched.touch(address);
+      this.svm.setAccount(address, new Account(lamports, new Uint8Array(0), new Uint8Array(32), false, 0n));
+    }
+    this.onUnjournaledChange();
+  }
+
   getAccount(address: Uint8Array): AccountView | null {
     const account = this.svm.getAccount(address);
     return account === null || account.lamports() === 0n ? null : viewOf(account);

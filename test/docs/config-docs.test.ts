@@ -24,6 +24,8 @@ function otherValue(name: SettingName): string {
   switch (setting.kind) {
     case 'integer':
       return String(setting.default < setting.max ? setting.default + 1 : setting.default - 1);
+    case 'decimal':
+      return String(setting.default + 0.5 <= setting.max ? setting.default + 0.5 : setting.default - 0.5);
     case 'choice':
       return setting.choices.find((choice) => choice !== setting.default)!;
     case 'boolean':
@@ -49,7 +51,7 @@ describe('the settings table', () => {
       const expected = fromEnv[name];
       assert.notDeepEqual(expected, SETTINGS[name].default, `${name} from ${SETTINGS[name].env}`);
       const setting = SETTINGS[name];
-      const fileValue = setting.kind === 'integer' ? Number(value) : setting.kind === 'boolean' ? value === 'true' : setting.kind === 'list' ? value.split(',') : value;
+      const fileValue = setting.kind === 'integer' || setting.kind === 'decimal' ? Number(value) : setting.kind === 'boolean' ? value === 'true' : setting.kind === 'list' ? value.split(',') : value;
       const file = parseConfigFile({ [name]: fileValue }, 'test');
       assert.deepEqual(resolveConfig(file.settings as Record<string, string>, {})[name], expected, `${name} from the file`);
     }
@@ -79,6 +81,20 @@ describe('the settings table', () => {
       assert.throws(() => resolveConfig(settingsFromFlags('serve', { port: '99999' }), {}), /^Error: port must be an integer from 0 to 65535 \(got "99999"; given as --port\)$/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a decimal outside its range, or not a number, is refused, naming the setting, its range and its variable', () => {
+    for (const name of names) {
+      const setting = SETTINGS[name];
+      if (setting.kind !== 'decimal') continue;
+      for (const bad of [String(setting.max + 0.5), String(setting.min - 0.5), 'two', '', 'Infinity']) {
+        const shown = JSON.stringify(bad).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        assert.throws(
+          () => resolveConfig({}, { [setting.env]: bad }),
+          new RegExp(`^Error: ${name} must be a number from ${setting.min} to ${setting.max} \\(got ${shown}; env ${setting.env}\\)$`),
+        );
+      }
     }
   });
 

@@ -64,7 +64,9 @@ const stats = (ledger: LocalLedger, slot: number) => (LEDGER_RPC_METHODS.getSlot
 
 describe('the embedded ledger under contention', () => {
   it('without a block limit executes every transaction as it arrives (contention is off by default)', () => {
-    assert.equal(contentionOf({ blockUnits: 0, engineStakePercent: 90 }), undefined);
+    assert.equal(contentionOf({ blockUnits: 0, market: 0, engineStakePercent: 90 }), undefined);
+    assert.equal(contentionOf({ blockUnits: 0, market: 2, engineStakePercent: 90 })?.blockUnits, 200_000);
+    assert.equal(contentionOf({ blockUnits: 60_000, market: 2, engineStakePercent: 90 })?.accountUnits, 24_000);
     const ledger = LocalLedger.open({ slotMs: SLOT_MS });
     const [payer] = payers(ledger, 1);
     const outcome = ledger.receive(transfer(ledger, payer!, 1), { path: 'private' });

@@ -1,0 +1,43 @@
+/**
+ * The market on the embedded ledger, in process (`serve --market`, and `ledger --market`
+ * until its senders use the cluster's sockets): its wallets funded, its transactions handed
+ * to the ledger by the path each was sent by, as the RPC node, the block engine and the
+ * TPUs would hand them.
+ */
+import { computeBundleId } from '../core/bundle-id';
+import type { LocalLedger } from '../ledger/local-ledger';
+import { restoreValidatedTransaction } from '../validation/validate-transaction';
+import { Market, MARKET_WALLETS, WALLET_LAMPORTS, HOT_ACCOUNT, type MarketSink } from './market';
+import { marketWallet } from './market-wires';
+
+export function ledgerSink(ledger: LocalLedger): MarketSink {
+  return {
+    sendTransaction(wire, path, leaders) {
+      // The market signed these bytes itself: parsed, not verified again.
+      const tx = restoreValidatedTransaction(wire);
+      if (path === 'tpu') for (const validator of leaders) ledger.receive(tx, { path: 'tpu', validator });
+      else ledger.receive(tx, { path: path === 'rpc' ? 'public' : 'private' });
+    },
+    sendBundle(wires) {
+      const txs = wires.map((wire) => restoreValidatedTransaction(wire));
+      ledger.receiveBundle(computeBundleId(txs.map((tx) => tx.signature)), txs);
+    },
+  };
+}
+
+/** Starts the market at `load` times the ledger's block units; undefined when load is 0 or there is no block limit. */
+export function startMarket(ledger: LocalLedger, load: number, slotMs: number, seed?: number): Market | undefined {
+  const blockUnits = ledger.producer?.blockUnits;
+  if (load <= 0 || blockUnits === undefined) return undefined;
+  ledger.fundAccounts([...Array.from({ length: MARKET_WALLETS }, (_, i) => marketWallet(i).publicKey), HOT_ACCOUNT], WALLET_LAMPORTS);
+  const view = {
+    get currentSlot() {
+      return ledger.currentSlot;
+    },
+    latestBlockhash: () => ledger.latestBlockhash().blockhash,
+    leaderAt: (slot: number) => ledger.schedule.leaderAt(slot),
+  };
+  const market = new Market(view, ledgerSink(ledger), { load, blockUnits, slotMs, seed });
+  market.start();
+  return market;
+}
