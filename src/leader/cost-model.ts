@@ -78,6 +78,17 @@ export function loadedAccountsDataCost(bytes: number): number {
   return Math.ceil(bytes / ACCOUNT_DATA_COST_PAGE_SIZE) * DEFAULT_HEAP_COST;
 }
 
+/**
+ * What a transaction that ran costs the block (cost_model.rs
+ * `calculate_cost_for_executed_transaction`, the `costUnits` of its meta): its estimate with
+ * the units it used for the limit it asked, and the account data it loaded (when known) for
+ * its loaded-data limit.
+ */
+export function executedCost(estimate: TransactionCost, unitsConsumed: number, loadedBytes: number | undefined): number {
+  const loaded = loadedBytes === undefined ? estimate.loadedAccountsData : loadedAccountsDataCost(loadedBytes);
+  return estimate.total - estimate.execution - estimate.loadedAccountsData + Math.min(unitsConsumed, estimate.execution) + loaded;
+}
+
 export interface TransactionCost {
   readonly signature: number;
   readonly writeLock: number;

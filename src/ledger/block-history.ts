@@ -23,6 +23,8 @@ export interface LandedTransaction {
   readonly loadedAddresses: { readonly writable: readonly string[]; readonly readonly: readonly string[] };
   readonly logs: readonly string[];
   readonly unitsConsumed: number;
+  /** The account data it loaded as Agave counts it, when it ran (for its cost). */
+  readonly loadedAccountsBytes: number | undefined;
 }
 
 export interface BlockRecord {

@@ -14,13 +14,7 @@
  * What a leader has not packed when its window ends is dropped by it (leader-scheduler.ts).
  */
 import type { ValidatedTransaction } from '../validation/validate-transaction';
-import {
-  loadedAccountsDataCost,
-  MAX_BLOCK_UNITS,
-  MAX_WRITABLE_ACCOUNT_UNITS,
-  transactionCost,
-  type TransactionCost,
-} from '../leader/cost-model';
+import { executedCost, MAX_BLOCK_UNITS, MAX_WRITABLE_ACCOUNT_UNITS, transactionCost, type TransactionCost } from '../leader/cost-model';
 import { HOLD_SLOTS, LeaderScheduler, type Candidate, type DropReason, type SlotStats } from '../leader/leader-scheduler';
 import { leaderReward, schedulingPriority } from '../leader/scheduler-priority';
 import { feeDetailsOf } from '../leader/compute-budget';
@@ -293,11 +287,7 @@ export class BlockProducer {
 
 /** The units a committed transaction is charged: its estimate with the units it used and the accounts it loaded in place of its limits. */
 function usedCost(estimate: TransactionCost, outcome: ExecutionOutcome): number {
-  const loaded = outcome.loadedAccountsBytes;
-  const loadedCost = loaded === undefined ? estimate.loadedAccountsData : loadedAccountsDataCost(loaded);
-  return (
-    estimate.total - estimate.execution - estimate.loadedAccountsData + Math.min(outcome.unitsConsumed, estimate.execution) + loadedCost
-  );
+  return executedCost(estimate, outcome.unitsConsumed, outcome.loadedAccountsBytes);
 }
 
 /** Slots from `slot` until `validator` leads (0 while it does); past what HOLD_SLOTS looks at, a large number. */

@@ -8,6 +8,7 @@ import bs58 from 'bs58';
 import type { RpcAnswer } from '../core/rpc-types';
 import { parseWireTransaction, isWireDefect } from '../validation/wire-transaction';
 import type { LandedTransaction } from './block-history';
+import { executedCost, transactionCost } from '../leader/cost-model';
 import { CONFIRMED_DEPTH, FINALIZED_DEPTH } from './local-ledger';
 import { describeParam, invalidParams, isAnswer, parseAddress, type Method } from './rpc-shapes';
 
@@ -80,6 +81,12 @@ function encodeTransaction(landed: LandedTransaction, encoding: string): unknown
   };
 }
 
+function costUnitsOf(landed: LandedTransaction): number {
+  const wire = parseWireTransaction(landed.wire);
+  if (isWireDefect(wire)) throw new Error(`a landed transaction does not parse: ${wire.detail}`);
+  return executedCost(transactionCost(wire), landed.unitsConsumed, landed.loadedAccountsBytes);
+}
+
 function metaOf(landed: LandedTransaction): unknown {
   return {
     err: landed.err,
@@ -95,6 +102,8 @@ function metaOf(landed: LandedTransaction): unknown {
     rewards: [],
     loadedAddresses: landed.loadedAddresses,
     computeUnitsConsumed: landed.unitsConsumed,
+    // What it cost the block, as Agave's meta says (the cost model with the units it used).
+    costUnits: costUnitsOf(landed),
   };
 }
 

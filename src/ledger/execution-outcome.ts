@@ -128,5 +128,6 @@ export function landedTransaction(tx: ValidatedTransaction, outcome: ExecutionOu
     loadedAddresses: loaded,
     logs: outcome.logs,
     unitsConsumed: outcome.unitsConsumed,
+    loadedAccountsBytes: outcome.loadedAccountsBytes,
   };
 }

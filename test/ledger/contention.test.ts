@@ -75,6 +75,19 @@ describe('the embedded ledger under contention', () => {
     assert.equal(stats(ledger, ledger.currentSlot), null);
   });
 
+  it("reports what a transaction cost the block in its meta's costUnits, as Agave does: the units it used, not the limit it asked", () => {
+    const ledger = ledgerWith({ blockUnits: 60_000, accountUnits: 60_000 });
+    const [payer] = payers(ledger, 1);
+    const tx = transfer(ledger, payer!, 1_000);
+    ledger.receive(tx, { path: 'private' });
+    packNow(ledger);
+    const answer = LEDGER_RPC_METHODS.getTransaction!(ledger, [tx.signature, { encoding: 'base64' }]) as { result: any };
+    // 720 + 2 x 300 + 26 / 4 + 450 used of the 1,000 asked + 8 for the accounts it loaded (estimated 18,710).
+    assert.equal(answer.result.meta.costUnits, 1_784);
+    assert.equal(answer.result.meta.computeUnitsConsumed, 450);
+    assert.equal(stats(ledger, ledger.currentSlot).units, 1_784);
+  });
+
   it('packs the highest priorities first and holds the rest, which the leader packs in its next slot', () => {
     // Each transfer is estimated at 18,710 units (1,000 asked for and 16,384 for 64 MiB of loaded data)
     // and charged about 1,800 once run; 60,000 units take the first three by estimate, then more as the charges shrink.
