@@ -13,6 +13,8 @@ import { keepLedgerSaved } from './ledger/ledger-snapshots';
 import { LocalLedger } from './ledger/local-ledger';
 import { contentionOf } from './ledger/block-producer';
 import { startMarket } from './market/start-market';
+import { PriorityFeeAdvice } from './advice/priority-fee-estimate';
+import { RecentFees } from './advice/recent-fees';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -106,6 +108,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     limiter,
     dashboard,
     idempotencyKeys,
+    feeAdvice: new PriorityFeeAdvice(new RecentFees((method, params) => submissions.router.call(method, params))),
   });
 
   await submissions.start();

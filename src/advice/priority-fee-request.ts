@@ -9,11 +9,10 @@ import { isStaticWritable } from '../leader/compute-budget';
 import { isWireDefect, parseWireTransaction } from '../validation/wire-transaction';
 import { findBase64Defect } from '../validation/strict-base64';
 import type { Level } from './fee-levels';
+import { MAX_LOOKBACK_SLOTS } from './recent-fees';
 
 /** Accounts one request may ask about (Helius: 500; bounded work per request here). */
 export const MAX_ACCOUNTS = 128;
-/** Slots looked back over at most (Helius's MAX_LOOKBACK_SLOTS). */
-export const MAX_LOOKBACK_SLOTS = 150;
 
 const PRIORITY_LEVELS: Record<string, Level> = {
   Min: 'min',

@@ -64,6 +64,16 @@ export const JSON_RPC_METHODS: readonly MethodDescription[] = [
     servedBy: 'slipway',
   },
   {
+    name: 'getPriorityFeeEstimate',
+    params:
+      "Helius's: `[{transaction? | accountKeys?, options?: {priorityLevel, includeAllPriorityFeeLevels, lookbackSlots (1–150), recommended, transactionEncoding, includeVote, evaluateEmptySlotAsZero}}]`",
+    result:
+      '`{priorityFeeEstimate}` or `{priorityFeeLevels: {min, low, medium, high, veryHigh, unsafeMax}}`, micro-lamports per compute unit',
+    notes:
+      "from the recent blocks read through the reads route (once a slot), as Helius computes it; counted against the key's reads; docs/API.md lists the differences",
+    servedBy: 'slipway',
+  },
+  {
     name: 'getSignatureStatuses',
     params: '`[[signature, …1–256], {searchTransactionHistory?}]`',
     result: "Solana's shape",

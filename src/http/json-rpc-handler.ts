@@ -6,6 +6,7 @@
  * JSON-RPC errors travel with HTTP 200, as on a Solana node, so that standard clients
  * surface the message; the only other statuses are 401/403 for a single request.
  */
+import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
 import { ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
@@ -41,6 +42,8 @@ export interface JsonRpcHandlerOptions {
   readonly statusView: StatusView;
   /** `getLandingReport`'s figures, a key's own. */
   readonly landingReports: LandingReports;
+  /** `getPriorityFeeEstimate`'s answers, from the recent blocks. */
+  readonly feeAdvice: PriorityFeeAdvice;
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
@@ -68,6 +71,7 @@ export function createJsonRpcHandler({
   router,
   statusView,
   landingReports,
+  feeAdvice,
   limits,
   bundleResult,
   readAllowed,
@@ -103,6 +107,15 @@ export function createJsonRpcHandler({
         if (method === 'getLandingReport') {
           const report = await landingReportOf(params, context.key.id, landingReports);
           return report.ok ? { status: 200, body: resultResponse(id, report.value) } : refuseJsonRpc(id, report.error);
+        }
+        if (method === 'getPriorityFeeEstimate') {
+          let estimate: Awaited<ReturnType<PriorityFeeAdvice['estimate']>>;
+          try {
+            estimate = await feeAdvice.estimate(params);
+          } catch (error) {
+            return refuseJsonRpc(id, unreachable(method, error));
+          }
+          return estimate.ok ? { status: 200, body: resultResponse(id, estimate.value) } : refuseJsonRpc(id, estimate.error);
         }
         if (STATUS_METHODS.has(method)) {
           const answer =

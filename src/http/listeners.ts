@@ -5,6 +5,7 @@
  * default. Built first, so the server's logger exists while the rest starts; `listen` opens
  * the ports last, once everything behind them runs.
  */
+import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayConfig } from '../config/config';
@@ -60,6 +61,7 @@ export interface ListenerParts {
   readonly limiter: RateLimiter;
   readonly dashboard: DashboardFeed;
   readonly idempotencyKeys: IdempotencyStore;
+  readonly feeAdvice: PriorityFeeAdvice;
 }
 
 export interface Listeners {
@@ -82,6 +84,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
   const keyLimits = createKeyLimits(parts.limiter);
   const server = createHttpServer({
     ...parts.submissions,
+    feeAdvice: parts.feeAdvice,
     authenticator,
     validator: parts.validator,
     limits: keyLimits,
