@@ -406,10 +406,12 @@ export class LocalLedger {
     const accounts = [...tx.wire.staticAccountKeys, ...loaded.writable, ...loaded.readonly];
     for (const address of accounts) this.touched.touch(address);
     const balances = () => accounts.map((address) => Number(this.svm.getAccount(address)?.lamports() ?? 0n));
+    // The account data it loads counts against the block only under contention; reading it copies each account's data, so only then.
+    const measure = this.producer !== undefined;
     let loadedAccountsBytes = 0;
     const pre = accounts.map((address) => {
       const account = this.svm.getAccount(address);
-      loadedAccountsBytes += (account?.data().length ?? 0) + TRANSACTION_ACCOUNT_BASE_SIZE;
+      if (measure) loadedAccountsBytes += (account?.data().length ?? 0) + TRANSACTION_ACCOUNT_BASE_SIZE;
       return Number(account?.lamports() ?? 0n);
     });
     const bytes = tx.wire.bytes;
@@ -419,7 +421,7 @@ export class LocalLedger {
     return {
       ...outcome,
       balances: { pre, post: balances(), loaded: { writable: encode(loaded.writable), readonly: encode(loaded.readonly) } },
-      loadedAccountsBytes,
+      loadedAccountsBytes: measure ? loadedAccountsBytes : undefined,
     };
   }
 
