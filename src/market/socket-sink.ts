@@ -23,6 +23,8 @@ export interface SocketSink extends MarketSink {
   readonly counts: Readonly<Record<SinkPath, PathCounts>>;
   /** The public key of the certificate the market presents to the TPUs, base58. */
   readonly tpuIdentity: string;
+  /** Each validator's TPU connection: idle, open or backing off after a failure. */
+  tpuLinks(): Record<string, 'idle' | 'open' | 'backing-off'>;
   /** Closes the QUIC connections and the HTTP pool; what is in flight is dropped. */
   close(): Promise<void>;
 }
@@ -42,6 +44,7 @@ export function createSocketSink(options: SocketSinkOptions): SocketSink {
   return {
     counts,
     tpuIdentity: tpu.identityAddress,
+    tpuLinks: () => tpu.linkStates(),
     sendTransaction(wire, path, leaders) {
       if (path === 'tpu') for (const validator of leaders) tpu.send(validator, wire);
       else if (path === 'rpc') http.post('/', 'sendTransaction', [wire.toString('base64'), SEND_OPTIONS], counts.rpc);

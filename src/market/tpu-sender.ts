@@ -86,11 +86,9 @@ export class MarketTpuSender {
     }
   }
 
-  /** Connections open now, for tests: at most one per validator. */
-  openConnections(): number {
-    let open = 0;
-    for (const link of this.links.values()) if (link.state === 'open') open++;
-    return open;
+  /** Each validator's link state, for tests and diagnostics. */
+  linkStates(): Record<string, Link['state']> {
+    return Object.fromEntries([...this.links].map(([validator, link]) => [validator, link.state]));
   }
 
   private connection(validator: string): EndpointConnection<number> | undefined {
