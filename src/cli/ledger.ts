@@ -10,10 +10,11 @@ import { FaultInjector, parseFaultSetting } from '../ledger/fault-injector';
 import { createLedgerNode } from '../ledger/ledger-node';
 import { LocalLedger } from '../ledger/local-ledger';
 import { contentionOf } from '../ledger/block-producer';
+import { createSocketSink } from '../market/socket-sink';
 import { startMarket } from '../market/start-market';
 import { StakeTable } from '../ledger/stake-table';
 import { parseTpuFaultSetting, TpuFaults } from '../ledger/tpu-faults';
-import { TpuListeners } from '../ledger/tpu-listeners';
+import { TPU_HOST, TpuListeners } from '../ledger/tpu-listeners';
 import { TpuQos } from '../ledger/tpu-qos';
 import { parseOptions } from './parse-options';
 
@@ -50,7 +51,6 @@ export async function runLedger(args: string[]): Promise<number> {
   const snapshots = setInterval(save, config.snapshotIntervalMs);
   snapshots.unref();
   ledger.start();
-  const market = startMarket(ledger, config.market, config.slotMs);
   const node = createLedgerNode({ ledger, faults, tpuFaults, logLevel: config.logLevel });
   const tpus = await TpuListeners.open({
     ledger,
@@ -64,10 +64,21 @@ export async function runLedger(args: string[]): Promise<number> {
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   ledger.clusterNodes.setRpc(`${host}:${port}`);
+  // The market sends as outside senders do: over the node's and the TPUs' own sockets, once they listen.
+  const sink =
+    config.market > 0
+      ? createSocketSink({
+          rpcUrl: `http://${reachableHost(config.host)}:${port}`,
+          tpus: new Map(tpus.listeners.map(({ identity, port: tpuPort }) => [identity, { host: TPU_HOST, port: tpuPort }])),
+        })
+      : undefined;
+  const market = startMarket(ledger, config.market, config.slotMs, { sink });
   process.stdout.write(
     `slipway ledger: TPU (QUIC, solana-tpu) ${tpus.listeners.map(({ identity, port: tpuPort }) => `${identity}=127.0.0.1:${tpuPort}`).join(' ')}\n` +
       `slipway ledger: listening on http://${host}:${port} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`,
   );
+  if (market !== undefined && sink !== undefined)
+    process.stdout.write(`slipway ledger: market at load ${config.market} sending over these sockets (TPU identity ${sink.tpuIdentity})\n`);
 
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());
@@ -75,11 +86,19 @@ export async function runLedger(args: string[]): Promise<number> {
   });
   clearInterval(snapshots);
   market?.stop();
+  await sink?.close();
   await tpus.close();
   await node.close();
   ledger.stop();
   save();
   return 0;
+}
+
+/** Where a sender on this machine reaches a server listening on `host` (all addresses: the loopback). */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** `--tpu-fault MODE[:RATE][@VALIDATOR],…`, applied in order. */

@@ -25,7 +25,12 @@ export interface Wallet {
 
 /** The market's wallet `index`, derived from the public seed `slipway market INDEX` (the same on every machine). */
 export function marketWallet(index: number): Wallet {
-  const seed = createHash('sha256').update(`slipway market ${index}`).digest();
+  return seededWallet(`slipway market ${index}`);
+}
+
+/** The ed25519 keypair whose 32-byte seed is the SHA-256 of `phrase`: public, so the same on every machine. */
+export function seededWallet(phrase: string): Wallet {
+  const seed = createHash('sha256').update(phrase).digest();
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   return { publicKey: Buffer.from(spki.subarray(spki.length - 32)), privateKey };

@@ -1,8 +1,8 @@
 /**
- * The market on the embedded ledger, in process (`serve --market`, and `ledger --market`
- * until its senders use the cluster's sockets): its wallets funded, its transactions handed
- * to the ledger by the path each was sent by, as the RPC node, the block engine and the
- * TPUs would hand them.
+ * The market on the ledger: its wallets funded, and its transactions sent to a sink. By
+ * default (`serve --market`, whose embedded ledger has no sockets) the in-process sink hands
+ * them to the ledger by the path each was sent by, as the RPC node, the block engine and the
+ * TPUs would hand them; `ledger --market` passes the socket sink (socket-sink.ts) instead.
  */
 import { computeBundleId } from '../core/bundle-id';
 import type { LocalLedger } from '../ledger/local-ledger';
@@ -25,8 +25,15 @@ export function ledgerSink(ledger: LocalLedger): MarketSink {
   };
 }
 
+export interface StartMarketOptions {
+  /** The weather's seed, to repeat a run. */
+  readonly seed?: number;
+  /** Where its transactions go; `ledgerSink(ledger)` when not given. */
+  readonly sink?: MarketSink;
+}
+
 /** Starts the market at `load` times the ledger's block units; undefined when load is 0 or there is no block limit. */
-export function startMarket(ledger: LocalLedger, load: number, slotMs: number, seed?: number): Market | undefined {
+export function startMarket(ledger: LocalLedger, load: number, slotMs: number, options: StartMarketOptions = {}): Market | undefined {
   const blockUnits = ledger.producer?.blockUnits;
   if (load <= 0 || blockUnits === undefined) return undefined;
   ledger.fundAccounts([...Array.from({ length: MARKET_WALLETS }, (_, i) => marketWallet(i).publicKey), HOT_ACCOUNT], WALLET_LAMPORTS);
@@ -37,7 +44,7 @@ export function startMarket(ledger: LocalLedger, load: number, slotMs: number, s
     latestBlockhash: () => ledger.latestBlockhash().blockhash,
     leaderAt: (slot: number) => ledger.schedule.leaderAt(slot),
   };
-  const market = new Market(view, ledgerSink(ledger), { load, blockUnits, slotMs, seed });
+  const market = new Market(view, options.sink ?? ledgerSink(ledger), { load, blockUnits, slotMs, seed: options.seed });
   market.start();
   return market;
 }

@@ -147,7 +147,7 @@ describe('the market', () => {
   it('at twice the capacity fills the blocks, drops what the leaders could not pack, and lands the higher fees', () => {
     let clock = 0;
     const ledger = LocalLedger.open({ slotMs: SLOT_MS, contention: { blockUnits: 100_000, accountUnits: 40_000 }, now: () => clock });
-    startMarket(ledger, 2, SLOT_MS, 3)!.stop(); // funds the wallets; the market below is driven by hand
+    startMarket(ledger, 2, SLOT_MS, { seed: 3 })!.stop(); // funds the wallets; the market below is driven by hand
     const priceOf = (wire: Buffer) => Number(restoreValidatedTransaction(wire).wire.instructions[1]!.data.readBigUInt64LE(1));
     const sentPrices: number[] = [];
     const sink = ledgerSink(ledger);
