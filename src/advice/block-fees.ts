@@ -6,7 +6,7 @@
  */
 import bs58 from 'bs58';
 import { computeBudgetOf, isStaticWritable } from '../leader/compute-budget';
-import { isWireDefect, parseWireTransaction } from '../validation/wire-transaction';
+import { isWireDefect, parseWireTransaction, type WireTransaction } from '../validation/wire-transaction';
 
 const VOTE_PROGRAM = bs58.decode('Vote111111111111111111111111111111111111111');
 
@@ -41,15 +41,21 @@ export function slotFeesOf(slot: number, block: unknown): SlotFees | string {
   return { slot, samples };
 }
 
+/** The static accounts a transaction's header marks writable, base58. */
+export function writableStaticAddresses(wire: WireTransaction): string[] {
+  const accounts: string[] = [];
+  wire.staticAccountKeys.forEach((key, index) => {
+    if (isStaticWritable(wire, index)) accounts.push(bs58.encode(key));
+  });
+  return accounts;
+}
+
 function sampleOf(entry: unknown): FeeSample | string {
   const { transaction, meta } = (entry ?? {}) as { transaction?: unknown; meta?: unknown };
   if (!Array.isArray(transaction) || typeof transaction[0] !== 'string') return 'a transaction is not in base64';
   const wire = parseWireTransaction(Buffer.from(transaction[0], 'base64'));
   if (isWireDefect(wire)) return `a transaction does not parse: ${wire.detail}`;
-  const accounts: string[] = [];
-  wire.staticAccountKeys.forEach((key, index) => {
-    if (isStaticWritable(wire, index)) accounts.push(bs58.encode(key));
-  });
+  const accounts = writableStaticAddresses(wire);
   const loaded = (meta as { loadedAddresses?: { writable?: unknown } } | null | undefined)?.loadedAddresses?.writable;
   if (Array.isArray(loaded)) for (const address of loaded) if (typeof address === 'string') accounts.push(address);
   const vote = wire.instructions.some((ix) => wire.staticAccountKeys[ix.programIdIndex]?.equals(VOTE_PROGRAM) === true);

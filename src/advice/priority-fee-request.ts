@@ -5,7 +5,7 @@
  * estimator answers otherwise, docs/API.md says so.
  */
 import bs58 from 'bs58';
-import { isStaticWritable } from '../leader/compute-budget';
+import { writableStaticAddresses } from './block-fees';
 import { isWireDefect, parseWireTransaction } from '../validation/wire-transaction';
 import { findBase64Defect } from '../validation/strict-base64';
 import type { Level } from './fee-levels';
@@ -128,10 +128,7 @@ function accountsOf(fields: Record<string, unknown>, options: Record<string, unk
   }
   const wire = parseWireTransaction(bytes);
   if (isWireDefect(wire)) return `params[0].transaction does not decode as a transaction: ${wire.detail}`;
-  const accounts: string[] = [];
-  wire.staticAccountKeys.forEach((key, index) => {
-    if (isStaticWritable(wire, index)) accounts.push(bs58.encode(key));
-  });
+  const accounts = writableStaticAddresses(wire);
   if (accounts.length > MAX_ACCOUNTS) return `params[0].transaction writes ${accounts.length} accounts; at most ${MAX_ACCOUNTS}`;
   return accounts;
 }

@@ -5,9 +5,9 @@
  * gives (a unit limit that fits, a price, a loaded-data limit of 32 KiB), and for a bundle a
  * second transfer to a tip account. Signed with node:crypto's ed25519.
  */
-import { createHash, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { createHash, sign, type KeyObject } from 'node:crypto';
+import { identityFromSeed } from '../ledger/validator-keypairs';
 
-const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const SYSTEM_PROGRAM = Buffer.alloc(32);
 /** ComputeBudget111111111111111111111111111111 */
 const COMPUTE_BUDGET_PROGRAM = Buffer.from('0306466fe5211732ffecadba72c39be7bc8ce5bbc5f7126b2c439b3a40000000', 'hex');
@@ -30,10 +30,7 @@ export function marketWallet(index: number): Wallet {
 
 /** The ed25519 keypair whose 32-byte seed is the SHA-256 of `phrase`: public, so the same on every machine. */
 export function seededWallet(phrase: string): Wallet {
-  const seed = createHash('sha256').update(phrase).digest();
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-  const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  return { publicKey: Buffer.from(spki.subarray(spki.length - 32)), privateKey };
+  return identityFromSeed(createHash('sha256').update(phrase).digest());
 }
 
 export interface TransferSpec {

@@ -7,8 +7,7 @@
 import { computeBundleId } from '../core/bundle-id';
 import type { LocalLedger } from '../ledger/local-ledger';
 import { restoreValidatedTransaction } from '../validation/validate-transaction';
-import { Market, MARKET_WALLETS, WALLET_LAMPORTS, HOT_ACCOUNT, type MarketSink } from './market';
-import { marketWallet } from './market-wires';
+import { Market, WALLET_LAMPORTS, HOT_ACCOUNT, type MarketSink } from './market';
 
 export function ledgerSink(ledger: LocalLedger): MarketSink {
   return {
@@ -36,7 +35,6 @@ export interface StartMarketOptions {
 export function startMarket(ledger: LocalLedger, load: number, slotMs: number, options: StartMarketOptions = {}): Market | undefined {
   const blockUnits = ledger.producer?.blockUnits;
   if (load <= 0 || blockUnits === undefined) return undefined;
-  ledger.fundAccounts([...Array.from({ length: MARKET_WALLETS }, (_, i) => marketWallet(i).publicKey), HOT_ACCOUNT], WALLET_LAMPORTS);
   const view = {
     get currentSlot() {
       return ledger.currentSlot;
@@ -45,6 +43,7 @@ export function startMarket(ledger: LocalLedger, load: number, slotMs: number, o
     leaderAt: (slot: number) => ledger.schedule.leaderAt(slot),
   };
   const market = new Market(view, options.sink ?? ledgerSink(ledger), { load, blockUnits, slotMs, seed: options.seed });
+  ledger.fundAccounts([...market.wallets.map((wallet) => wallet.publicKey), HOT_ACCOUNT], WALLET_LAMPORTS);
   market.start();
   return market;
 }
