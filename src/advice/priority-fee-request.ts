@@ -73,7 +73,11 @@ export function parsePriorityFeeRequest(params: readonly unknown[]): PriorityFee
     const conflict = CONFLICTS_WITH_RECOMMENDED.find(present);
     if (conflict !== undefined) return `params[0].options.recommended cannot be combined with ${conflict}`;
   }
-  const level = present('priorityLevel') ? PRIORITY_LEVELS[String(options.priorityLevel)] : undefined;
+  // Own names only: `__proto__` or `constructor` must not reach the prototype's.
+  const level =
+    present('priorityLevel') && Object.hasOwn(PRIORITY_LEVELS, String(options.priorityLevel))
+      ? PRIORITY_LEVELS[String(options.priorityLevel)]
+      : undefined;
   if (present('priorityLevel') && (typeof options.priorityLevel !== 'string' || level === undefined))
     return `params[0].options.priorityLevel must be one of ${Object.keys(PRIORITY_LEVELS).join(', ')}; got ${JSON.stringify(options.priorityLevel).slice(0, 40)}`;
   const lookback = present('lookbackSlots') ? options.lookbackSlots : MAX_LOOKBACK_SLOTS;

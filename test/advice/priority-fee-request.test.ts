@@ -45,6 +45,8 @@ describe('getPriorityFeeEstimate params', () => {
         [{ options: { priorityLevel: 'HIGH' } }],
         /^params\[0\]\.options\.priorityLevel must be one of Min, Low, Medium, High, VeryHigh, UnsafeMax, Default; got "HIGH"$/,
       ],
+      [[{ options: { priorityLevel: '__proto__' } }], /^params\[0\]\.options\.priorityLevel must be one of .*; got "__proto__"$/],
+      [[{ options: { priorityLevel: 'constructor' } }], /^params\[0\]\.options\.priorityLevel must be one of .*; got "constructor"$/],
       [[{ options: { lookbackSlots: 151 } }], 'params[0].options.lookbackSlots must be an integer from 1 to 150; got 151'],
       [[{ options: { lookbackSlots: 0 } }], 'params[0].options.lookbackSlots must be an integer from 1 to 150; got 0'],
       [[{ options: { recommended: false, includeVote: true } }], 'params[0].options.recommended cannot be combined with includeVote'],
