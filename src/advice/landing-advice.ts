@@ -26,6 +26,7 @@ import { priceAt, priceForRank, snapshotOf, RANK_SLOTS, type MarketSnapshot } fr
 import { MAX_LOOKBACK_SLOTS, type RecentFees } from './recent-fees';
 import { LAMPORTS_PER_SIGNATURE } from '../leader/compute-budget';
 import { MIN_TIP_LAMPORTS } from '../leader/block-auction';
+import type { LandingEstimate, RouteEstimate } from '../core/landing-estimate';
 
 const FOLLOW_MS = 1_000;
 const ACTIVE_MS = 10 * 60_000;
@@ -34,39 +35,6 @@ const MAX_OUTCOMES = 20_000;
 /** A route is advised for on its own once this many of its outcomes are known. */
 const ROUTE_MIN_OUTCOMES = 30;
 const DEFAULT_SLOT_MS = 400;
-
-export interface RouteEstimate {
-  readonly microLamportsPerComputeUnit: number;
-  readonly tipLamports?: number;
-  readonly probability: number;
-  readonly reachable: boolean;
-  readonly outcomes: number;
-}
-
-export interface LandingEstimate extends RouteEstimate {
-  readonly withinSlots: number;
-  /** The fee this transaction pays at that price: signatures and priority (lamports), and the tip for a bundle. */
-  readonly feeLamports: number;
-  readonly byRoute: Record<string, RouteEstimate>;
-  readonly evidence: {
-    /** Outcomes known within `withinSlots`, and how many of them landed. */
-    readonly outcomes: number;
-    readonly landedWithin: number;
-    readonly windowSeconds: number;
-    /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with. */
-    readonly priorWeight: number;
-    /** Where the advice stands in the market (0..1). */
-    readonly marketRank: number;
-    readonly market: {
-      readonly slots: number;
-      readonly samples: number;
-      readonly percentiles: Record<'p25' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99', number> | null;
-    };
-    /** Real outcomes near the advised rank: none (the market's percentile alone), low (< 30), medium (< 100), high. */
-    readonly confidence: 'none' | 'low' | 'medium' | 'high';
-    readonly nearbyOutcomes: number;
-  };
-}
 
 export class LandingAdvice {
   private readonly snapshots: MarketSnapshot[] = [];
