@@ -39,6 +39,12 @@ export interface LandingEstimate extends RouteEstimate {
     readonly priorWeight: number;
     /** Where the advice stands in the market (0..1). */
     readonly marketRank: number;
+    /** The scheduling priority advised (Agave's: lamports the leader keeps × 1,000,000 / (cost + 1)); 0 for bundles. */
+    readonly priority: number;
+    /** The transaction's cost to the block and its compute-unit limit, once it sets a price: what the price for that priority turns on. */
+    readonly cost: number;
+    readonly computeUnits: number;
+    /** The landed transactions' priorities (bundles: tips, lamports) of the last `slots` blocks. */
     readonly market: {
       readonly slots: number;
       readonly samples: number;
