@@ -15,6 +15,9 @@ import { contentionOf } from './ledger/block-producer';
 import { startMarket } from './market/start-market';
 import { PriorityFeeAdvice } from './advice/priority-fee-estimate';
 import { RecentFees } from './advice/recent-fees';
+import { TipFloor } from './advice/tip-floor';
+import { ownTipFloor, passedThroughTipFloor } from './advice/tip-floor-reader';
+import { createUpstreamTipFloor } from './advice/upstream-tip-floor';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -88,6 +91,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The server's logger, once it exists: nothing logs through it before the listeners are made.
   const logError = (error: unknown, what: string) => listeners.server.log.warn({ err: error }, `${what} failed`);
   const claims = redis && createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs);
+  // Fed with the tips of the bundles the tracker sees land; read by the tip floor path and stream.
+  const tipFloor = new TipFloor();
   const submissions = await assemblePipeline(config, {
     journal,
     refusalCounts,
@@ -95,6 +100,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     ledger,
     claims,
     initialSeq: replay.lastSeq,
+    landedTips: tipFloor,
     logError,
   });
   const verifier = verifierFor(config, load);
@@ -109,6 +115,10 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     dashboard,
     idempotencyKeys,
     feeAdvice: new PriorityFeeAdvice(new RecentFees((method, params) => submissions.router.call(method, params))),
+    tipFloor:
+      config.tipFloorUrl === ''
+        ? ownTipFloor(tipFloor)
+        : passedThroughTipFloor(tipFloor, createUpstreamTipFloor(config.tipFloorUrl), (message) => listeners.server.log.warn(message)),
   });
 
   await submissions.start();

@@ -6,6 +6,7 @@
  * the ports last, once everything behind them runs.
  */
 import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
+import type { TipFloorReader } from '../advice/tip-floor-reader';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayConfig } from '../config/config';
@@ -20,6 +21,7 @@ import { freePortPair } from './port-pair';
 import { isLocalUpstream, readMethodPolicy } from './read-methods';
 import { createHttpServer } from './server';
 import { SubscriptionServer } from './subscriptions';
+import { TipStream } from './tip-stream';
 
 export type ListenerSettings = Pick<
   SlipwayConfig,
@@ -62,6 +64,8 @@ export interface ListenerParts {
   readonly dashboard: DashboardFeed;
   readonly idempotencyKeys: IdempotencyStore;
   readonly feeAdvice: PriorityFeeAdvice;
+  /** Jito's tip floor, as `GET /api/v1/bundles/tip_floor` and its stream answer it. */
+  readonly tipFloor: TipFloorReader;
 }
 
 export interface Listeners {
@@ -85,6 +89,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
   const server = createHttpServer({
     ...parts.submissions,
     feeAdvice: parts.feeAdvice,
+    tipFloor: parts.tipFloor,
     authenticator,
     validator: parts.validator,
     limits: keyLimits,
@@ -105,6 +110,14 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
       pollMs: IDEMPOTENCY_POLL_MS,
     },
   });
+  const logError = (error: unknown, what: string) => server.log.warn({ err: error }, `${what} failed`);
+  const tipStream = new TipStream({
+    tipFloor: parts.tipFloor,
+    authenticator,
+    keyLimits,
+    pingMs: settings.webSocketPingMs,
+    logError,
+  });
   const subscriptions = new SubscriptionServer({
     authenticator,
     router: parts.submissions.router,
@@ -120,7 +133,8 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     },
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: settings.httpRequestTimeoutMs,
-    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+    tipStream,
+    logError,
   });
   return {
     server,
@@ -137,6 +151,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     async close() {
       await subscriptions.close();
       await server.close();
+      await parts.tipFloor.close();
     },
   };
 }
