@@ -4,9 +4,9 @@
  * through the subscription server (subscriptions.ts), after the same checks as every WebSocket
  * (subscription-upgrade.ts: admission, a key); opening one counts a read against the key.
  *
- * - On opening, the current entry is sent (nothing while none is known); then, once per
- *   PUSH_MS while any stream is open, the entry is read again and pushed to every stream when
- *   it differs from the last one pushed (a landing changes it; so does a new minute).
+ * - On opening, the current entry is sent at once (nothing while none is known); then, once
+ *   per PUSH_MS while any stream is open, the entry is read again and pushed to each stream
+ *   whose last message differs (a landing changes it; so does a new minute).
  * - Bounded: MAX_STREAMS_PER_KEY per key and MAX_STREAMS in all (refused at the handshake
  *   with 429 or 503, saying so); a client's message of any kind closes its stream (1008: the
  *   stream takes none), a message over MAX_MESSAGE_BYTES is closed by the ws library (1009);
@@ -47,6 +47,8 @@ interface Peer {
   readonly keyId: string;
   awaitingPong: boolean;
   lastPingAt: number;
+  /** The last message it was sent (JSON), so that an unchanged entry is not sent again. */
+  last: string | undefined;
 }
 
 export class TipStream {
@@ -57,8 +59,6 @@ export class TipStream {
   private readonly opening = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private pushing = false;
-  /** The last message pushed (JSON), so that an unchanged entry is not sent again. */
-  private last: string | undefined;
 
   constructor(private readonly options: TipStreamOptions) {}
 
@@ -102,7 +102,8 @@ export class TipStream {
   }
 
   private accept(socket: WebSocket, key: UpgradeKey): void {
-    this.peers.set(socket, { presentedKey: key.presentedKey, keyId: key.keyId, awaitingPong: false, lastPingAt: Date.now() });
+    const peer: Peer = { presentedKey: key.presentedKey, keyId: key.keyId, awaitingPong: false, lastPingAt: Date.now(), last: undefined };
+    this.peers.set(socket, peer);
     add(this.perKey, key.keyId, 1);
     socket.on('error', () => socket.terminate());
     socket.on('pong', () => {
@@ -116,7 +117,7 @@ export class TipStream {
     });
     this.options.tipFloor.current(Date.now()).then(
       (entry) => {
-        if (entry !== null) send(socket, JSON.stringify([entry]));
+        if (entry !== null && peer.last === undefined) send(socket, peer, JSON.stringify([entry]));
       },
       (error: unknown) => this.options.logError(error, 'reading the tip floor'),
     );
@@ -135,10 +136,9 @@ export class TipStream {
     try {
       this.keepHouse(Date.now());
       const entry = await this.options.tipFloor.current(Date.now());
-      const message = entry === null ? undefined : JSON.stringify([entry]);
-      if (message === undefined || message === this.last) return;
-      this.last = message;
-      for (const socket of this.peers.keys()) send(socket, message);
+      if (entry === null) return;
+      const message = JSON.stringify([entry]);
+      for (const [socket, peer] of this.peers) if (peer.last !== message) send(socket, peer, message);
     } catch (error) {
       this.options.logError(error, 'pushing the tip floor');
     } finally {
@@ -168,8 +168,10 @@ export class TipStream {
   }
 }
 
-function send(socket: WebSocket, message: string): void {
-  if (socket.readyState === socket.OPEN) socket.send(message);
+function send(socket: WebSocket, peer: Peer, message: string): void {
+  if (socket.readyState !== socket.OPEN) return;
+  peer.last = message;
+  socket.send(message);
 }
 
 const count = (counts: ReadonlyMap<string, number>, keyId: string): number => counts.get(keyId) ?? 0;

@@ -93,10 +93,14 @@ const refusedHandshake = (socket: WebSocket) =>
       response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) }));
     });
   });
-const closed = (socket: WebSocket) =>
-  new Promise<{ code: number; reason: string }>((resolve) =>
-    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
+const closed = (socket: WebSocket, timeoutMs = 5_000) =>
+  new Promise<{ code: number; reason: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not closed within ${timeoutMs} ms`)), timeoutMs);
+    socket.once('close', (code, reason) => {
+      clearTimeout(timer);
+      resolve({ code, reason: reason.toString() });
+    });
+  });
 
 describe('GET /api/v1/bundles/tip_floor', () => {
   it('answers an empty array while no bundle has landed', async () => {
@@ -190,11 +194,14 @@ describe('GET /api/v1/bundles/tip_floor', () => {
 });
 
 describe('the tip stream (/api/v1/bundles/tip_stream)', () => {
-  it('sends the current entry on opening, then the new one after a bundle lands', async () => {
+  it('sends the current entry at once on opening, then the new one (and only it) after a bundle lands', async () => {
     const socket = new WebSocket(streamUrl());
     const first = nextMessage(socket);
     await opened(socket);
+    const openedAt = Date.now();
     const [current] = (await first) as Record<string, number>[];
+    // At once: well before the first push, a second after opening.
+    assert.ok(Date.now() - openedAt < 500, `${Date.now() - openedAt} ms after opening`);
     const [polled] = (await (await tipFloor()).json()) as Record<string, number>[];
     assert.deepEqual(current, polled);
 
@@ -204,6 +211,8 @@ describe('the tip stream (/api/v1/bundles/tip_stream)', () => {
     assert.deepEqual(Object.keys(entry!), FIELDS);
     assert.equal(entry!.landed_tips_99th_percentile! > 0.00089, true, JSON.stringify(entry));
     assert.deepEqual(entry, ((await (await tipFloor()).json()) as unknown[])[0]);
+    // Unchanged since: nothing more is sent (within the minute, which would change its time).
+    if (new Date().getUTCSeconds() < 55) await assert.rejects(nextMessage(socket, 2_500), /no message within/);
     socket.close();
   });
 
