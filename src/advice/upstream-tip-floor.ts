@@ -36,6 +36,8 @@ export function createUpstreamTipFloor(url: string, timeoutMs = FETCH_TIMEOUT_MS
           signal: AbortSignal.timeout(timeoutMs),
         });
         if (response.statusCode !== 200) {
+          // Not read: dropped. A body destroyed unread emits an error, which must have a listener.
+          response.body.on('error', () => {});
           response.body.destroy();
           throw fail(`HTTP ${response.statusCode}`);
         }
