@@ -60,10 +60,22 @@ async function landBundle(txs: string[]): Promise<void> {
   await gw.app.tracker.runRound();
 }
 
-async function createKey(name: string, readsPerSecond: number): Promise<string> {
+async function createKey(name: string, readsPerSecond: number | null): Promise<string> {
   const store = await openStore(resolveConfig({ dataDir: gw.dataDir }, {}), KEY_STORE);
   try {
-    return (await store.create({ name, bundle: false, readsPerSecond })).key;
+    const { key, record } = await store.create({ name, bundle: false, readsPerSecond });
+    keyIds.set(key, record.id);
+    return key;
+  } finally {
+    await store.close();
+  }
+}
+const keyIds = new Map<string, string>();
+
+async function revokeKey(key: string): Promise<void> {
+  const store = await openStore(resolveConfig({ dataDir: gw.dataDir }, {}), KEY_STORE);
+  try {
+    assert.equal(await store.revoke(keyIds.get(key)!), true);
   } finally {
     await store.close();
   }
@@ -239,6 +251,29 @@ describe('the tip stream (/api/v1/bundles/tip_stream)', () => {
     socket.send('x'.repeat(64 * 1024));
     assert.equal((await closing).code, 1009);
     assert.equal((await tipFloor()).status, 200);
+  });
+
+  it("counts opening a stream as a read against the key's reads per second", async () => {
+    const slow = await createKey('slow stream reads', 1);
+    await waitForKey(gw.url, slow);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const first = new WebSocket(streamUrl(`?api-key=${slow}`));
+    await opened(first);
+    const second = await refusedHandshake(new WebSocket(streamUrl(`?api-key=${slow}`)));
+    assert.equal(second.status, 429);
+    assert.equal(second.body.code, 429);
+    assert.match(second.body.message, /may send 1 reads per second; nothing was read/);
+    first.close();
+  });
+
+  it("closes a revoked key's streams, saying so", async () => {
+    const doomed = await createKey('doomed', null);
+    await waitForKey(gw.url, doomed);
+    const socket = new WebSocket(streamUrl(`?api-key=${doomed}`));
+    await opened(socket);
+    const closing = closed(socket);
+    await revokeKey(doomed);
+    assert.deepEqual(await closing, { code: 1008, reason: 'the API key has been revoked' });
   });
 
   it('holds at most four streams per key, refusing a fifth with 429', async () => {
