@@ -22,7 +22,7 @@ export function createUpstreamTipFloor(url: string, timeoutMs = FETCH_TIMEOUT_MS
   const target = new URL(url);
   const label = urlLabel(url);
   const pool = new Pool(target.origin, { connections: 1 });
-  const fail = (why: string) => new Error(`the tip floor at ${label}: ${why}`);
+  const fail = (why: string) => new TipFloorReadError(`the tip floor at ${label}: ${why}`);
   return {
     async fetch() {
       let text: string;
@@ -43,7 +43,7 @@ export function createUpstreamTipFloor(url: string, timeoutMs = FETCH_TIMEOUT_MS
         }
         text = await readCapped(response.body);
       } catch (error) {
-        if (error instanceof Error && error.message.startsWith('the tip floor at ')) throw error;
+        if (error instanceof TipFloorReadError) throw error;
         throw fail(timedOut(error) ? `no whole answer within ${timeoutMs} ms` : 'unreachable');
       }
       const entry = parseTipFloorAnswer(text);
@@ -67,6 +67,9 @@ export function createUpstreamTipFloor(url: string, timeoutMs = FETCH_TIMEOUT_MS
     return Buffer.concat(chunks, size).toString('utf8');
   }
 }
+
+/** Why the engine's tip floor could not be had, already in words for the log. */
+class TipFloorReadError extends Error {}
 
 /** undici's HeadersTimeoutError and BodyTimeoutError, and the abort signal's TimeoutError. */
 function timedOut(error: unknown): boolean {

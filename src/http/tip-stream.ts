@@ -107,8 +107,7 @@ export class TipStream {
     add(this.perKey, key.keyId, 1);
     socket.on('error', () => socket.terminate());
     socket.on('pong', () => {
-      const peer = this.peers.get(socket);
-      if (peer !== undefined) peer.awaitingPong = false;
+      peer.awaitingPong = false;
     });
     socket.on('message', () => socket.close(CLOSE.policy, 'the tip stream takes no messages: it only sends'));
     socket.on('close', () => {
