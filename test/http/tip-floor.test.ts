@@ -228,6 +228,16 @@ describe('the tip stream (/api/v1/bundles/tip_stream)', () => {
     socket.close();
   });
 
+  it('is served on port + 1 too, beside the subscriptions', async (t) => {
+    const beside = gw.app.pubsubUrl;
+    if (beside === undefined) return t.skip('port + 1 was taken');
+    const socket = new WebSocket(`${beside}/api/v1/bundles/tip_stream?api-key=${gw.key}`);
+    const first = nextMessage(socket);
+    await opened(socket);
+    assert.deepEqual(await first, await (await tipFloor()).json());
+    socket.close();
+  });
+
   it('refuses a handshake without a valid key', async () => {
     const missing = await refusedHandshake(new WebSocket(streamUrl('')));
     assert.equal(missing.status, 401);
