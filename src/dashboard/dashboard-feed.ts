@@ -61,6 +61,8 @@ export interface KeyReport {
   readonly refused: number;
   readonly ms: { p50: number | null; p99: number | null };
   readonly slots: { p50: number | null; p99: number | null };
+  /** How the landing advice's predictions held for these transactions (docs/API.md, getLandingReport). */
+  readonly calibration: LandingReport['calibration'];
 }
 
 export interface LatestSubmission {
@@ -191,6 +193,7 @@ const keyReport = (report: LandingReport): KeyReport => ({
   refused: report.refused.transactions,
   ms: { p50: report.timeToLand.ms.p50, p99: report.timeToLand.ms.p99 },
   slots: { p50: report.timeToLand.slots.p50, p99: report.timeToLand.slots.p99 },
+  calibration: report.calibration,
 });
 
 type Labels = Record<string, string | number>;

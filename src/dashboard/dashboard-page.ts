@@ -42,6 +42,9 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <table><thead><tr><th>Key</th><th>Name</th><th>Last second</th><th>Limit (tx/s)</th><th>Bundles/s limit</th><th>Accepted since start</th></tr></thead><tbody id="keys"></tbody></table>
 <h2>Landing report per key, last hour</h2>
 <table><thead><tr><th>Key</th><th>Landed</th><th>Submitted</th><th>Landed</th><th>Failed on chain</th><th>Expired</th><th>Rejected</th><th>Pending</th><th>Refused</th><th>To land p50 / p99</th><th>Slots p50 / p99</th></tr></thead><tbody id="reports"></tbody></table>
+<h2>Landing advice: calibration, last hour</h2>
+<p id="calibration-summary" class="empty">no transaction scored yet: the advice scores while getLandingEstimate is asked</p>
+<table><thead><tr><th>Chance predicted</th><th>Transactions</th><th>Mean predicted</th><th>Landed</th></tr></thead><tbody id="calibration"></tbody></table>
 <h2>Upstreams</h2>
 <table><thead><tr><th>Upstream</th><th>Sends</th><th>Failed</th><th>Median send time</th><th>Health</th></tr></thead><tbody id="upstreams"></tbody></table>
 <script>
@@ -181,6 +184,17 @@ function render(tables) {
       [t.submitted, t.landed, t.failedOnChain, t.expired, t.rejected, t.pending, r.refused].map((n) => '<td>' + n + '</td>').join('') +
       '<td>' + pair(r.ms, ' ms') + '</td><td>' + pair(r.slots, '') + '</td></tr>';
   }).join('');
+  // The advice's calibration, all keys: per decile of the chance it predicted, the share that landed (docs/API.md).
+  const calibration = tables.reports.find((r) => r.keyId === null)?.calibration;
+  const percent = (v) => (v === null ? '—' : (v * 100).toFixed(1) + ' %');
+  const summary = document.getElementById('calibration-summary');
+  if (calibration !== undefined && calibration.samples > 0) {
+    summary.className = '';
+    summary.textContent = calibration.samples + ' transactions scored on landing within ' + calibration.withinSlots + ' slots; Brier score ' + calibration.brier +
+      (calibration.maxErrorPoints === null ? '' : '; largest error over deciles of ' + calibration.minSamples + ' or more: ' + calibration.maxErrorPoints + ' points');
+  }
+  document.getElementById('calibration').innerHTML = (calibration?.deciles ?? []).filter((d) => d.samples > 0).map((d) =>
+    '<tr data-decile="' + d.from + '"><td>' + Math.round(d.from * 100) + '–' + Math.round(d.to * 100) + ' %</td><td>' + d.samples + '</td><td>' + percent(d.predicted) + '</td><td>' + percent(d.observed) + '</td></tr>').join('');
   document.getElementById('upstreams').innerHTML = tables.upstreams.length === 0 ? '<tr><td colspan="5" class="empty">nothing sent yet</td></tr>' : tables.upstreams.map((u) =>
     '<tr data-upstream="' + esc(u.name) + '"><td>' + esc(u.name) + '</td><td>' + u.ok + '</td><td>' + u.errors + '</td><td>' + (u.p50Ms === null ? '—' : u.p50Ms.toFixed(u.p50Ms < 10 ? 2 : 0) + ' ms') + '</td><td>' +
     (u.openEndpoints.length === 0 ? '<span class="landed">in rotation</span>' : '<span class="failed">out of rotation: ' + esc(u.openEndpoints.join(', ')) + '</span>') + '</td></tr>').join('');

@@ -271,6 +271,47 @@ describe('/dashboard in Chromium', () => {
     assert.ok(fs.statSync(SCREENSHOT).size > 10_000, 'a screenshot was saved');
   });
 
+  it("shows the landing advice's calibration once it has scored transactions: per decile, what it predicted and what landed", async () => {
+    assert.match((await page.textContent('#calibration-summary')) ?? '', /no transaction scored yet/);
+    // Asking for advice starts the advice following the market and scoring what is sent from then on.
+    assert.equal(
+      (await rpc(gw.url, gw.key, 'getLandingEstimate', [{ accountKeys: [], computeUnits: 600, probability: 0.9, withinSlots: 8 }])).status,
+      200,
+    );
+    const alice = await fundedKeypair(connection);
+    for (let i = 0; i < 6; i++) {
+      const answer = await rpc(gw.url, gw.key, 'sendTransaction', [
+        await transferTx(connection, alice, Keypair.generate().publicKey, 1_000_000 + i),
+        { encoding: 'base64' },
+      ]);
+      assert.equal(answer.body.error, undefined, JSON.stringify(answer.body));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    const summary = page.locator('#calibration-summary');
+    for (let waited = 0; !/transactions scored/.test((await summary.textContent()) ?? ''); waited += 200) {
+      assert.ok(waited < 20_000, `the calibration says ${await summary.textContent()}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const scored = Number(
+      /^(\d+) transactions scored on landing within 8 slots; Brier score [0-9.]+/.exec((await summary.textContent())!)![1],
+    );
+    const rows = page.locator('#calibration tr');
+    assert.ok((await rows.count()) >= 1, 'a decile row');
+    // Each decile shown: its range, its transactions, the mean chance predicted and the share landed within 8 slots (of 50 ms
+    // here: some take longer); the rows add up to the transactions scored.
+    let total = 0;
+    for (let i = 0; i < (await rows.count()); i++) {
+      const [range, samples, predicted, landed] = await rows.nth(i).locator('td').allTextContents();
+      const [from, to] = /^(\d+)–(\d+) %$/.exec(range!)!.slice(1).map(Number);
+      assert.equal(to! - from!, 10, range);
+      const mean = Number(/^([0-9.]+) %$/.exec(predicted!)![1]);
+      assert.ok(mean >= from! && mean <= to!, `${predicted} in ${range}`);
+      assert.match(landed!, /^[0-9.]+ %$/);
+      total += Number(samples);
+    }
+    assert.equal(total, scored);
+  });
+
   it("is the operator's: refused to another machine without the token, and opened with ?token=", async () => {
     const guarded = await startTestGateway({ dashboardToken: 'look-but-do-not-touch' });
     try {
