@@ -106,7 +106,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     initialSeq: replay.lastSeq,
     landedTips: tipFloor,
     logError,
-    calibration: (sinceMs, keyId) => landingAdvice.calibrationReport(sinceMs, keyId),
+    adviceFigures: (sinceMs, keyId) => landingAdvice.figures(sinceMs, keyId),
   });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);

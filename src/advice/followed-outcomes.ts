@@ -11,6 +11,7 @@ import type { TransactionState } from '../core/transaction-states';
 import { writableStaticAddresses } from './block-fees';
 import { tipOf } from '../leader/block-auction';
 import { priorityAndCost } from '../leader/scheduler-priority';
+import { feeOf } from '../leader/compute-budget';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../validation/wire-transaction';
 import { transactionRank, rankIn, type MarketSnapshot } from './market-ranks';
 
@@ -32,7 +33,10 @@ export interface Followed {
   readonly accounts: readonly string[];
   /** Where `paid` stood in the market when it was received, or null when no snapshot covers that moment. */
   readonly rank: number | null;
+  /** Lamports its fee (5,000 a signature and its priority fee; a bundle's tip not counted). */
+  readonly feeLamports: number;
   state: TransactionState;
+  slot: number | null;
   slotsToLand: number | null;
 }
 
@@ -59,6 +63,7 @@ export function followedOf(
       known.set(row.signature, (outcome = made));
     }
     outcome.state = row.state;
+    outcome.slot = row.slot;
     outcome.slotsToLand = row.slotsToLand;
     followed.push(outcome);
   }
@@ -72,7 +77,7 @@ function transactionOutcome(row: TransactionOutcome, snapshotAt: (atMs: number) 
   const accounts = writableStaticAddresses(wire);
   const snapshot = snapshotAt(row.createdAt);
   const rank = snapshot === undefined ? null : transactionRank(snapshot, paid, accounts);
-  return { ...common(row), bundle: false, paid, accounts, rank };
+  return { ...common(row), bundle: false, paid, accounts, rank, feeLamports: Number(feeOf(wire)) };
 }
 
 function bundleOutcome(
@@ -82,10 +87,12 @@ function bundleOutcome(
 ): Followed | null {
   const wires = members.map((m) => parse(m.wire));
   if (wires.some((w) => w === null)) return null;
-  const paid = Number(tipOf(wires as WireTransaction[]));
+  const parsed = wires as WireTransaction[];
+  const paid = Number(tipOf(parsed));
   const tips = snapshotAt(row.createdAt)?.tips;
   const rank = tips === undefined || tips === null ? null : rankIn(tips, paid);
-  return { ...common(row), bundle: true, paid, accounts: [], rank };
+  const feeLamports = parsed.reduce((n, wire) => n + Number(feeOf(wire)), 0);
+  return { ...common(row), bundle: true, paid, accounts: [], rank, feeLamports };
 }
 
 function common(row: TransactionOutcome) {
@@ -95,6 +102,7 @@ function common(row: TransactionOutcome) {
     route: row.route,
     createdAt: row.createdAt,
     state: row.state,
+    slot: row.slot,
     slotsToLand: row.slotsToLand,
   };
 }

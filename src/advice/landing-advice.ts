@@ -16,8 +16,9 @@
  */
 import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import type { OutcomeQuery, TransactionOutcome } from '../stores/journal';
-import { Calibration } from './calibration';
-import type { CalibrationReport } from '../core/landing-report';
+import { AdviceScores } from './advice-scores';
+import type { LandingReport } from '../core/landing-report';
+import type { SlotFees } from './block-fees';
 import { CALIBRATION_SLOTS } from '../reports/calibration-statistics';
 import { followedOf, landedWithin, type Followed } from './followed-outcomes';
 import { fitCurve, probabilityAt, rankFor, PRIOR_WEIGHT, type LandingCurve } from './landing-curve';
@@ -44,7 +45,8 @@ export class LandingAdvice {
   /** The calibration curve of each follow, oldest first: an outcome is scored with the one in force when it was received. */
   private readonly calibrationCurves: { atMs: number; curve: LandingCurve }[] = [];
   private readonly scored = new Set<string>();
-  readonly calibration = new Calibration(CALIBRATION_SLOTS);
+  private readonly feesSeen = new Set<string>();
+  private readonly scores = new AdviceScores();
   private activeUntil = 0;
   private timer: NodeJS.Timeout | undefined;
   private following: Promise<void> | undefined;
@@ -64,9 +66,9 @@ export class LandingAdvice {
     return ok(this.answer(request));
   }
 
-  /** The calibration of the outcomes received since `sinceMs` (one key's when given); empty while no advice was asked for. */
-  calibrationReport(sinceMs: number, keyId?: string): CalibrationReport {
-    return this.calibration.report(sinceMs, this.now(), keyId);
+  /** The calibration and fees of the outcomes received since `sinceMs` (one key's when given); empty while no advice was asked for. */
+  figures(sinceMs: number, keyId?: string): Pick<LandingReport, 'calibration' | 'fees'> {
+    return this.scores.figures(sinceMs, this.now(), keyId);
   }
 
   close(): void {
@@ -92,15 +94,39 @@ export class LandingAdvice {
 
   private async followOnce(): Promise<void> {
     const now = this.now();
-    this.snapshots.push(snapshotOf(await this.recent.window(MAX_LOOKBACK_SLOTS), now));
+    const window = await this.recent.window(MAX_LOOKBACK_SLOTS);
+    this.snapshots.push(snapshotOf(window, now));
     while (this.snapshots.length > 1 && this.snapshots[0]!.atMs < now - OUTCOME_WINDOW_MS) this.snapshots.shift();
     const rows = await this.outcomes({ sinceMs: now - OUTCOME_WINDOW_MS, limit: MAX_OUTCOMES });
     this.followed = followedOf(rows, this.known, (atMs) => this.snapshotAt(atMs));
     const present = new Set(this.followed.map((o) => o.signature));
     for (const signature of this.known.keys()) if (!present.has(signature)) this.known.delete(signature);
-    for (const signature of this.scored) if (!present.has(signature)) this.scored.delete(signature);
+    for (const seen of [this.scored, this.feesSeen]) for (const signature of seen) if (!present.has(signature)) seen.delete(signature);
     this.curves.clear();
     this.score(now);
+    this.recordFees(window);
+  }
+
+  /** What each transaction newly seen landed in a block read paid, against the lowest priority of that block. */
+  private recordFees(window: readonly SlotFees[]): void {
+    const lowest = new Map<number, number>();
+    for (const { slot, samples } of window) {
+      let least = Infinity;
+      for (const sample of samples) if (!sample.vote && !sample.failed && sample.priority < least) least = sample.priority;
+      if (least !== Infinity) lowest.set(slot, least);
+    }
+    for (const outcome of this.followed) {
+      if (outcome.bundle || outcome.state !== 'landed' || outcome.slot === null || this.feesSeen.has(outcome.signature)) continue;
+      const least = lowest.get(outcome.slot);
+      if (least === undefined) continue;
+      this.feesSeen.add(outcome.signature);
+      this.scores.feePaid({
+        keyId: outcome.keyId,
+        atMs: outcome.createdAt,
+        feeLamports: outcome.feeLamports,
+        overpayment: least === 0 ? 1 : outcome.paid / least,
+      });
+    }
   }
 
   /** Scores the outcomes newly known within CALIBRATION_SLOTS, then keeps the curve of now for those received from now on. */
@@ -113,7 +139,7 @@ export class LandingAdvice {
       this.scored.add(outcome.signature);
       const inForce = this.curveInForce(outcome.createdAt);
       if (inForce !== undefined)
-        this.calibration.add({ keyId: outcome.keyId, atMs: outcome.createdAt, predicted: probabilityAt(inForce, outcome.rank), landed });
+        this.scores.score({ keyId: outcome.keyId, atMs: outcome.createdAt, predicted: probabilityAt(inForce, outcome.rank), landed });
     }
     this.calibrationCurves.push({ atMs: now, curve: this.curve(false, null, CALIBRATION_SLOTS) });
     while (this.calibrationCurves.length > 1 && this.calibrationCurves[0]!.atMs < now - OUTCOME_WINDOW_MS) this.calibrationCurves.shift();

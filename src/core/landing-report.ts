@@ -76,6 +76,17 @@ export interface LandingReport extends LandingStatistics {
   readonly until: string;
   /** How the landing advice's predictions held for the period's transactions it scored (empty while no advice was asked for). */
   readonly calibration: CalibrationReport;
+  /** What the period's landed transactions paid, as the advice saw them land (empty while no advice was asked for). */
+  readonly fees: FeeReport;
+}
+
+export interface FeeReport {
+  /** Landed transactions (not bundles) the advice saw land in a block it read. */
+  readonly samples: number;
+  /** Lamports each paid (5,000 a signature and its priority fee): percentiles by nearest rank, and the mean. */
+  readonly feeLamports: { readonly p50: number | null; readonly p99: number | null; readonly mean: number | null };
+  /** Its scheduling priority ÷ the lowest priority that landed in its slot (votes and failed transactions left out): 1 paid the least that landed. */
+  readonly overpayment: { readonly p50: number | null; readonly p90: number | null };
 }
 
 export interface CalibrationDecile {
@@ -100,5 +111,5 @@ export interface CalibrationReport {
   readonly deciles: readonly CalibrationDecile[];
 }
 
-/** The calibration of the transactions received since `sinceMs` (of one key, when given). */
-export type CalibrationSource = (sinceMs: number, keyId?: string) => CalibrationReport;
+/** The landing advice's figures of the transactions received since `sinceMs` (of one key, when given). */
+export type AdviceFiguresSource = (sinceMs: number, keyId?: string) => Pick<LandingReport, 'calibration' | 'fees'>;

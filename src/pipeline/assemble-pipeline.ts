@@ -12,7 +12,7 @@ import type { RoundLoop } from '../runtime/round-loop';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
 import { createLandingReports, type LandingReports } from '../reports/landing-reports';
-import type { CalibrationSource } from '../core/landing-report';
+import type { AdviceFiguresSource } from '../core/landing-report';
 import type { RefusalCounts } from '../stores/refusal-counts';
 import { RefusalCountBuffer } from '../reports/refusal-count-buffer';
 import type { Upstream } from '../upstreams/upstream';
@@ -62,8 +62,8 @@ export interface PipelineParts {
   /** Told of each landed bundle's tip (the gateway's tip floor). */
   readonly landedTips?: LandedTips;
   readonly logError: (error: unknown, what: string) => void;
-  /** The landing advice's calibration, for the landing report. */
-  readonly calibration?: CalibrationSource;
+  /** The landing advice's calibration and fees seen, for the landing report. */
+  readonly adviceFigures?: AdviceFiguresSource;
 }
 
 export interface AssembledPipeline {
@@ -147,7 +147,7 @@ export async function assemblePipeline(settings: PipelineSettings, parts: Pipeli
     refusals,
     statusView: createStatusView(journal, router, refusals),
     recordRefusal: (keyId, operation, error, encoded) => refusalBuffer.refused(keyId, operation, error, encoded),
-    landingReports: createLandingReports(journal, parts.refusalCounts, parts.calibration),
+    landingReports: createLandingReports(journal, parts.refusalCounts, parts.adviceFigures),
     async start() {
       leasing = await followUnfinished({ journal, router, tracker, holds, logError });
       tracker.start();

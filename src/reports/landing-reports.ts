@@ -5,9 +5,10 @@
  * dashboard all read it here.
  */
 import type { Journal } from '../stores/journal';
-import type { CalibrationSource, LandingReport } from '../core/landing-report';
+import type { AdviceFiguresSource, LandingReport } from '../core/landing-report';
 import { landingStatistics } from './landing-statistics';
 import { calibrationOf, CALIBRATION_SLOTS } from './calibration-statistics';
+import { feeReportOf } from './fee-statistics';
 import type { RefusalCounts } from '../stores/refusal-counts';
 
 /** The longest period a report covers: its transactions are read and sorted in memory. */
@@ -26,7 +27,7 @@ export interface LandingReports {
 export function createLandingReports(
   journal: Pick<Journal, 'landingGroups'>,
   refusals: Pick<RefusalCounts, 'totals'>,
-  calibration: CalibrationSource = noCalibration,
+  advice: AdviceFiguresSource = noAdvice,
 ): LandingReports {
   const read = async (periodMs: number, keyId?: string) => {
     const until = Date.now();
@@ -41,7 +42,7 @@ export function createLandingReports(
   const recent = new Map<string, { at: number; report: Promise<LandingReport> }>();
   const ofKey = async (keyId: string, periodMs: number): Promise<LandingReport> => {
     const { rows, refused, period, sinceMs } = await read(periodMs, keyId);
-    return { keyId, ...period, ...landingStatistics(rows, refused), calibration: calibration(sinceMs, keyId) };
+    return { keyId, ...period, ...landingStatistics(rows, refused), ...advice(sinceMs, keyId) };
   };
   return {
     ofKey(keyId, periodMs) {
@@ -59,7 +60,7 @@ export function createLandingReports(
       const { rows, refused, period, sinceMs } = await read(periodMs);
       const keyIds = [...new Set([...rows.map((r) => r.keyId), ...refused.map((r) => r.keyId)])].sort();
       return {
-        all: { keyId: null, ...period, ...landingStatistics(rows, refused), calibration: calibration(sinceMs) },
+        all: { keyId: null, ...period, ...landingStatistics(rows, refused), ...advice(sinceMs) },
         keys: keyIds.map((keyId) => ({
           keyId,
           ...period,
@@ -67,15 +68,15 @@ export function createLandingReports(
             rows.filter((r) => r.keyId === keyId),
             refused.filter((r) => r.keyId === keyId),
           ),
-          calibration: calibration(sinceMs, keyId),
+          ...advice(sinceMs, keyId),
         })),
       };
     },
   };
 }
 
-/** Without landing advice: no scores. */
-const noCalibration: CalibrationSource = () => calibrationOf([], CALIBRATION_SLOTS);
+/** Without landing advice: no scores, no fees seen. */
+const noAdvice: AdviceFiguresSource = () => ({ calibration: calibrationOf([], CALIBRATION_SLOTS), fees: feeReportOf([]) });
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

@@ -97,6 +97,13 @@ describe('getLandingEstimate', () => {
       report.calibration.samples,
     );
     assert.ok(report.calibration.brier > 0 && report.calibration.brier < 0.25, JSON.stringify(report.calibration));
+    // What the landed ones paid: at least the signature's 5,000, and never under the lowest priority of their block.
+    assert.ok(report.fees.samples >= 20 && report.fees.samples <= result.evidence.landedWithin + 10, JSON.stringify(report.fees));
+    assert.ok(
+      report.fees.feeLamports.p50 >= 5_000 && report.fees.feeLamports.p99 >= report.fees.feeLamports.p50,
+      JSON.stringify(report.fees),
+    );
+    assert.ok(report.fees.overpayment.p50 >= 1 && report.fees.overpayment.p90 >= report.fees.overpayment.p50, JSON.stringify(report.fees));
   });
 
   it("advises a bundle's tip, at least the block engine's minimum, and no priority fee", async () => {
