@@ -112,7 +112,8 @@ export class LandingAdvice {
     const lowest = new Map<number, number>();
     for (const { slot, samples } of window) {
       let least = Infinity;
-      for (const sample of samples) if (!sample.vote && !sample.failed && sample.priority < least) least = sample.priority;
+      for (const sample of samples)
+        if (!sample.vote && !sample.failed && sample.tip === 0 && sample.priority < least) least = sample.priority;
       if (least !== Infinity) lowest.set(slot, least);
     }
     for (const outcome of this.followed) {

@@ -22,7 +22,7 @@ export type PriceTable = Float64Array;
 export interface MarketSnapshot {
   readonly atMs: number;
   readonly slot: number;
-  /** Landed transactions the snapshot rests on (votes and failed ones left out). */
+  /** Landed transactions the snapshot rests on (votes, failed and tipped ones left out). */
   readonly transactions: number;
   /** Their scheduling priorities. */
   readonly priorities: PriceTable | null;
@@ -40,8 +40,12 @@ export function snapshotOf(window: readonly SlotFees[], atMs: number): MarketSna
   for (const { samples } of window.slice(0, RANK_SLOTS)) {
     for (const sample of samples) {
       if (sample.vote || sample.failed) continue;
+      // A tipped transaction won its place in the block engine's auction, not by its priority.
+      if (sample.tip > 0) {
+        tips.push(sample.tip);
+        continue;
+      }
       priorities.push(sample.priority);
-      if (sample.tip > 0) tips.push(sample.tip);
       for (const account of sample.accounts) {
         const series = byAccount.get(account);
         if (series === undefined) byAccount.set(account, [sample.priority]);

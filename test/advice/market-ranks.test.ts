@@ -34,18 +34,20 @@ describe('market ranks', () => {
       assert.ok(Math.abs(rankIn(snapshot.priorities!, priceAt(snapshot.priorities!, rank)) - rank) < 0.001);
   });
 
-  it('ranks a price many paid at the middle of their ranks; votes and failed transactions are not the market', () => {
+  it('ranks a price many paid at the middle of their ranks; votes, failed and tipped transactions are not the market', () => {
     const free = snapshotOf(
       [
         {
           slot: 3,
           samples: [...Array.from({ length: 50 }, () => sample(0)), ...Array.from({ length: 50 }, (_, i) => sample(1_000 + i))],
         },
-        { slot: 2, samples: [sample(1e9, [], { vote: true }), sample(1e9, [], { failed: true })] },
+        { slot: 2, samples: [sample(1e9, [], { vote: true }), sample(1e9, [], { failed: true }), sample(0, [], { tip: 50_000 })] },
       ],
       0,
     );
+    // Nor tipped ones, which the auction placed: their tips are the tip market.
     assert.equal(free.transactions, 100);
+    assert.equal(free.tipSamples, 1);
     const rank = rankIn(free.priorities!, 0);
     assert.ok(rank > 0.2 && rank < 0.3, String(rank));
     assert.equal(rankIn(free.priorities!, 1e9), 1);
