@@ -3,6 +3,7 @@ export {
   createSlipwayClient,
   type BundleResult,
   type LandingEstimate,
+  type LandingEstimateQuery,
   type LandingEstimateRequest,
   type LandingReport,
   type SendOptions,

@@ -85,8 +85,13 @@ export interface SlipwayClient {
   /** How this key's submissions did over the last `since` (seconds, or a duration such as "24h"; 24 h by default): docs/API.md, getLandingReport. */
   getLandingReport(since?: number | string): Promise<LandingReport>;
   /** The priority fee (or a bundle's tip) for a chance of landing within k slots, with its evidence: docs/FEES.md, getLandingEstimate. */
-  getLandingEstimate(request: LandingEstimateRequest): Promise<LandingEstimate>;
+  getLandingEstimate(request: LandingEstimateQuery): Promise<LandingEstimate>;
 }
+
+/** getLandingEstimate's request, its transaction in any form the client sends. */
+export type LandingEstimateQuery =
+  | (Omit<Extract<LandingEstimateRequest, { transaction: string }>, 'transaction'> & { readonly transaction: TransactionInput })
+  | Extract<LandingEstimateRequest, { accountKeys: readonly string[] }>;
 
 export type { LandingReport, LandingEstimate, LandingEstimateRequest };
 
@@ -206,7 +211,8 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
     },
 
     getLandingEstimate(request) {
-      return call<LandingEstimate>('getLandingEstimate', [request]);
+      const params = request.transaction === undefined ? request : { ...request, transaction: toBase64(request.transaction) };
+      return call<LandingEstimate>('getLandingEstimate', [params]);
     },
   };
 }

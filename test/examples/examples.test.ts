@@ -59,7 +59,7 @@ describe('examples/', () => {
     assert.match(stdout, new RegExp(`^landed ${SIGNATURE} in slot \\d+\\n$`));
   });
 
-  it('slipway-client.mjs lands a transaction, a batch and a bundle, and shows a typed refusal', async () => {
+  it('slipway-client.mjs lands a transaction at the advised price, a batch and a bundle, and shows a typed refusal', async () => {
     const { code, stdout, stderr } = await run(process.execPath, ['examples/slipway-client.mjs']);
     assert.equal(code, 0, stderr);
     const lines = stdout.trimEnd().split('\n');
@@ -68,7 +68,8 @@ describe('examples/', () => {
       ['transaction', 'batch member', 'batch member', 'bundle'],
     );
     for (const line of lines.slice(0, 4)) assert.match(line, /: landed in slot \d+$/);
-    assert.match(lines[4]!, /^refused as expected: -32602 /);
+    assert.match(lines[4]!, /^advised \d+ micro-lamports per unit for 90 % within 8 slots, from \d+ outcomes$/);
+    assert.match(lines[5]!, /^refused as expected: -32602 /);
   });
 
   it('curl.sh sends a transaction and a batch and reads their status', async () => {
