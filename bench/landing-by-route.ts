@@ -15,6 +15,7 @@ import { Pool } from 'undici';
 import type { LandingByRoute, LandingStatistics, RouteLanding } from './landing-shapes';
 import { ROUTE_DESCRIPTIONS, ROUTE_NAMES, startGateway, type RouteName } from './landing-gateways';
 import { followUntilSettled, jsonRpc, offerLoad, pathsOf, RouteRun, untilReady } from './landing-load';
+import { percentile } from './median';
 import { cpuMicros, machineTicks } from './proc-cpu';
 import { startLedger, type ServerProcess } from './processes';
 
@@ -26,12 +27,6 @@ const SLOT_MS = 400;
  * thousands a second), so that what is measured is the route, not a queue on a busy core.
  */
 const RATE_PER_ROUTE = 50;
-
-/** The nearest-rank percentile of ascending `sorted`, or null when empty. */
-function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 function summarizeRoute(run: RouteRun, paths: Record<string, number>): RouteLanding {
   const { sent } = run;
@@ -134,7 +129,11 @@ export async function measureLandingByRoute(quick: boolean, progress: (what: str
     await offerLoad(runs, node, sendSeconds, RATE_PER_ROUTE);
     const cpuUsed = cpu.end();
     progress('landing by route: waiting for every transaction to land or expire', maxWaitSeconds);
-    const waitedSeconds = await followUntilSettled(runs, node, maxWaitSeconds * 1000);
+    const waitedSeconds = await followUntilSettled(
+      runs.flatMap((run) => run.sent),
+      node,
+      maxWaitSeconds * 1000,
+    );
     const routes: RouteLanding[] = [];
     for (const run of runs) routes.push(summarizeRoute(run, await pathsOf(run, node)));
     return { slotMs: SLOT_MS, validators, ratePerRoute: RATE_PER_ROUTE, sendSeconds, waitedSeconds, maxWaitSeconds, routes, cpu: cpuUsed };
