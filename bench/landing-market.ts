@@ -1,0 +1,360 @@
+/**
+ * `npm run bench:landing [-- --quick | --loads 0.5,2 | --seconds N]`: landing on a congested
+ * cluster. For each market load (0.5, 1, 2 and 4 × the block's capacity; --quick: load 2
+ * for 20 s), a fresh local cluster (`bin/slipway ledger --market LOAD`, 400 ms slots) and three
+ * gateways (all routes, Jito only, TPU only), then the same stream of user transactions
+ * (transfers, every third writing the market's hot account) from five senders at once:
+ *
+ *   (a) advised   Slipway, all routes, at getLandingEstimate's price for p = 0.9 within 8 slots
+ *   (b) plain     @solana/web3.js sendRawTransaction to the node (its default retries), at a
+ *                 getPriorityFeeEstimate Medium price, confirmed by polling
+ *   (c) jito      Slipway, Jito only, tipping the tip floor's 50th percentile (no priority fee)
+ *   (d) tpu       Slipway, TPU only, at getLandingEstimate's price as (a)
+ *   (e) lowFee    Slipway, all routes, at a fixed low price (LOW_PRICE)
+ *
+ * and a calibration stream through (a)'s gateway and key asking advice for p in 0.05, 0.15, …,
+ * 0.95 in turns. Each transaction's slot from send is its landed slot − the cluster's slot
+ * read just before sending; each slot's block is read as the slots go by for the lowest
+ * price that landed in it. Prints a table per load and sender and says which targets are
+ * missed; merges the figures into bench/results/latest.json (`landing.market` and the flat
+ * headline names) and draws bench/results/landing-market.svg.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Pool } from 'undici';
+import { LandingAdvisor, levelEstimate, tipFloorP50 } from './landing-advice';
+import { BlockWatcher } from './landing-blocks';
+import { gatewayDir, startGateway, type GatewayKind } from './landing-gateways';
+import { followUntilSettled, jsonRpc, keepBlockhashFresh, sleep, type Call } from './landing-load';
+import { advisedOverpayment, clientCalibration, landingMarketStatistics, senderFigures, targetChecks } from './landing-market-figures';
+import type { Calibration, LandingMarket, LoadFigures } from './landing-market-shapes';
+import { landingMarketTable } from './landing-market-table';
+import { landingMarketChart } from './landing-market-svg';
+import { viaGateway, viaWeb3, UserSender, type Pricing, type SenderName } from './landing-senders';
+import { commitMeasured } from './machine-state';
+import { median } from './median';
+import { cpuMicros, machineTicks } from './proc-cpu';
+import { createKey, startLedger, type ServerProcess } from './processes';
+
+const SLOT_MS = 400;
+/** The market's loads, in block capacities: below, at, twice and four times what the blocks hold. */
+const LOADS = [0.5, 1, 2, 4];
+/** The block's units: the market's default (docs/LEDGER.md, The market). */
+const BLOCK_UNITS = 200_000;
+const WITHIN_SLOTS = 8;
+const PROBABILITY = 0.9;
+/** Each sender sends one transaction every TICK_MS: 2 a slot, 5 a second. */
+const TICK_MS = 200;
+/**
+ * The calibration stream's transactions a slot (5: 12.5 a second, so that 90 s gives about
+ * 112 in each of the ten deciles, the probabilities taken in turns, not drawn, so each gets
+ * its share).
+ */
+const CALIBRATION_PER_SLOT = 5;
+const CALIBRATION_PROBABILITIES = [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95];
+/** (e)'s price, micro-lamports per unit: a fiftieth of the market's median (fee-weather.ts MEDIAN_PRICE, 5,000). */
+const LOW_PRICE = 100;
+/** Each sender's funds: 90 s at 5 a second of about 1,000,000 lamports each is under 1 SOL; the calibration stream 2.5 times that. */
+const SENDER_LAMPORTS = 20_000_000_000;
+/** The tip floor is read again this often while sending. */
+const TIP_FLOOR_REFRESH_MS = 10_000;
+/** Slots of landed bundles the tip floor is computed from when the gateway does not serve one (a minute). */
+const TIP_FLOOR_SLOTS = 150;
+/** Jito's minimum tip, paid when no tip floor is known yet. */
+const MIN_TIP_LAMPORTS = 1_000;
+
+const DESCRIPTIONS: Record<SenderName, string> = {
+  advised: `(a) Slipway, all routes, advice for p = ${PROBABILITY} within ${WITHIN_SLOTS} slots`,
+  plain: '(b) web3.js sendRawTransaction to the node, Medium estimate',
+  jito: "(c) Slipway, Jito only, the tip floor's 50th percentile",
+  tpu: '(d) Slipway, TPU only, the same advice as (a)',
+  lowFee: `(e) Slipway, all routes, a fixed ${LOW_PRICE} micro-lamports per unit`,
+  calibration: '(a) calibration stream, advice for p from 0.05 to 0.95',
+};
+
+interface Options {
+  readonly quick: boolean;
+  readonly loads: readonly number[];
+  readonly sendSeconds: number;
+  readonly warmSeconds: number;
+  readonly maxWaitSeconds: number;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const quick = argv.includes('--quick');
+  const value = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
+  const loadsText = value('--loads');
+  const loads = loadsText === undefined ? (quick ? [2] : LOADS) : loadsText.split(',').map(Number);
+  if (loads.some((load) => !Number.isFinite(load) || load <= 0 || load > 16))
+    throw new Error(`--loads: numbers from 0 to 16, comma-separated (got ${loadsText})`);
+  const secondsText = value('--seconds');
+  const sendSeconds = secondsText === undefined ? (quick ? 20 : 75) : Number(secondsText);
+  if (!Number.isInteger(sendSeconds) || sendSeconds < 5 || sendSeconds > 600)
+    throw new Error(`--seconds: a whole number from 5 to 600 (got ${secondsText})`);
+  return { quick, loads, sendSeconds, warmSeconds: quick ? 10 : 20, maxWaitSeconds: quick ? 30 : 60 };
+}
+
+/** An endless deck of the calibration probabilities, each round shuffled. */
+function calibrationDeck(): () => number {
+  let deck: number[] = [];
+  return () => {
+    if (deck.length === 0) deck = [...CALIBRATION_PROBABILITIES].sort(() => Math.random() - 0.5);
+    return deck.pop()!;
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function measureLoad(load: number, options: Options, work: string): Promise<LoadFigures> {
+  const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
+  const servers: ServerProcess[] = [];
+  const pools: Pool[] = [];
+  const pool = (url: string) => {
+    const made = new Pool(url, { connections: 8, pipelining: 1 });
+    pools.push(made);
+    return made;
+  };
+  try {
+    log(`load ${load}: starting the cluster (market at ${load} × ${BLOCK_UNITS.toLocaleString('en-US')} units a block) and three gateways`);
+    const ledger = await startLedger(path.join(dir, 'cluster'), SLOT_MS, ['--market', String(load), '--block-units', String(BLOCK_UNITS)]);
+    servers.push(ledger);
+    const node = jsonRpc(pool(ledger.url));
+    const kinds: GatewayKind[] = ['all', 'jito', 'tpu'];
+    const keyNames: Record<GatewayKind, string[]> = { all: ['advised', 'plain', 'lowFee'], jito: ['jito'], tpu: ['tpu'], rpc: [] };
+    const keys: Record<string, string> = {};
+    for (const kind of kinds) for (const name of keyNames[kind]) keys[name] = await createKey(gatewayDir(kind, dir), name);
+    const started = await Promise.allSettled(kinds.map((kind) => startGateway(kind, ledger.url, dir)));
+    for (const result of started) if (result.status === 'fulfilled') servers.push(result.value);
+    for (const result of started) if (result.status === 'rejected') throw result.reason;
+    const [all, jito, tpu] = started.map((result) => (result as PromiseFulfilledResult<ServerProcess>).value) as [
+      ServerProcess,
+      ServerProcess,
+      ServerProcess,
+    ];
+    const allPool = pool(all.url);
+    const gateway = (server: ServerProcess, serverPool: Pool, key: string): Call => jsonRpc(serverPool, { 'x-api-key': key });
+    const advisedCall = gateway(all, allPool, keys.advised!);
+    const plainCall = gateway(all, allPool, keys.plain!);
+    const tpuPool = pool(tpu.url);
+    const tpuCall = gateway(tpu, tpuPool, keys.tpu!);
+    const advisor = new LandingAdvisor(advisedCall);
+    const tpuAdvisor = new LandingAdvisor(tpuCall);
+
+    const watcher = new BlockWatcher(node, await node<number>('getSlot', [{ commitment: 'confirmed' }]));
+    let tip: number | null = null;
+    let tipSource = 'not read yet';
+    const tipsPaid: number[] = [];
+    const readTipFloor = async () => {
+      const floor = await tipFloorP50(jito.url, keys.jito!, watcher.recentTips(TIP_FLOOR_SLOTS));
+      if (floor.lamports !== null) tip = Math.max(MIN_TIP_LAMPORTS, floor.lamports);
+      tipSource = floor.source;
+    };
+
+    const runId = `${process.pid} ${Date.now()} ${load}`;
+    const adviceFor =
+      (advice: LandingAdvisor, probability: () => number): Pricing =>
+      async (accountKeys) => {
+        const answer = await advice.advise({ accountKeys, computeUnits: 600, probability: probability(), withinSlots: WITHIN_SLOTS });
+        return { price: answer.price, tip: 0, probability: answer.probability };
+      };
+    const nextProbability = calibrationDeck();
+    const senders = [
+      new UserSender(
+        'advised',
+        adviceFor(advisor, () => PROBABILITY),
+        viaGateway(allPool, keys.advised!),
+        runId,
+      ),
+      new UserSender(
+        'plain',
+        async (accountKeys) => ({ price: await levelEstimate(plainCall, accountKeys, 'Medium'), tip: 0, probability: null }),
+        viaWeb3(ledger.url),
+        runId,
+      ),
+      new UserSender(
+        'jito',
+        async () => {
+          const paid = tip ?? MIN_TIP_LAMPORTS;
+          tipsPaid.push(paid);
+          return { price: 0, tip: paid, probability: null };
+        },
+        viaGateway(pool(jito.url), keys.jito!),
+        runId,
+      ),
+      new UserSender(
+        'tpu',
+        adviceFor(tpuAdvisor, () => PROBABILITY),
+        viaGateway(tpuPool, keys.tpu!),
+        runId,
+      ),
+      new UserSender('lowFee', async () => ({ price: LOW_PRICE, tip: 0, probability: null }), viaGateway(allPool, keys.lowFee!), runId),
+    ];
+    const calibration = new UserSender('calibration', adviceFor(advisor, nextProbability), viaGateway(allPool, keys.advised!), runId);
+    for (const sender of [...senders, calibration]) await node('requestAirdrop', [sender.address, SENDER_LAMPORTS]);
+
+    // Warm-up: the market fills the blocks, and the gateways' advice reads the blocks it rests on.
+    log(`load ${load}: warming up for ${options.warmSeconds} s (the market congests the cluster, the gateways read its blocks)`);
+    const warmUntil = Date.now() + options.warmSeconds * 1000;
+    const someKeys = [senders[0]!.address];
+    while (Date.now() < warmUntil) {
+      await Promise.allSettled([
+        advisor.advise({ accountKeys: someKeys, computeUnits: 600, probability: PROBABILITY, withinSlots: WITHIN_SLOTS }),
+        tpuAdvisor.advise({ accountKeys: someKeys, computeUnits: 600, probability: PROBABILITY, withinSlots: WITHIN_SLOTS }),
+        levelEstimate(plainCall, someKeys, 'Medium'),
+      ]);
+      await sleep(SLOT_MS);
+    }
+    await readTipFloor();
+
+    log(
+      `load ${load}: sending for ${options.sendSeconds} s (${1000 / TICK_MS} a second from each of 5 senders, ${(CALIBRATION_PER_SLOT * 1000) / SLOT_MS} a second of calibration)`,
+    );
+    const blockhash = await keepBlockhashFresh(node);
+    const tipRefresher = setInterval(() => void readTipFloor().catch(() => {}), TIP_FLOOR_REFRESH_MS);
+    const cpuBefore = {
+      processes: servers.map((server) => cpuMicros(server.pid)),
+      bench: process.cpuUsage(),
+      machine: machineTicks(),
+      at: performance.now(),
+    };
+    const ticks = Math.floor((options.sendSeconds * 1000) / TICK_MS);
+    const calibrationPerTick = (CALIBRATION_PER_SLOT * TICK_MS) / SLOT_MS;
+    const sendStarted = performance.now();
+    try {
+      for (let tick = 0; tick < ticks; tick++) {
+        const wait = sendStarted + tick * TICK_MS - performance.now();
+        if (wait > 0) await sleep(wait);
+        // Rotated, so that no sender is always the first to reach the cluster in a tick.
+        for (let i = 0; i < senders.length; i++) senders[(tick + i) % senders.length]!.send(node, blockhash.current());
+        const calibrationNow = Math.floor((tick + 1) * calibrationPerTick) - Math.floor(tick * calibrationPerTick);
+        for (let i = 0; i < calibrationNow; i++) calibration.send(node, blockhash.current());
+      }
+    } finally {
+      blockhash.stop();
+      clearInterval(tipRefresher);
+    }
+    const elapsedUs = (performance.now() - cpuBefore.at) * 1000;
+    const machineNow = machineTicks();
+    const total = machineNow.total - cpuBefore.machine.total;
+    const cores = os.cpus().length;
+    const share = (us: number) => Math.round((1000 * us) / elapsedUs) / 10;
+    const used = servers.map((server, i) => cpuMicros(server.pid) - cpuBefore.processes[i]!);
+    const benchUsed = process.cpuUsage(cpuBefore.bench);
+    const cpu = {
+      clusterPct: share(used[0]!),
+      gatewaysPct: { all: share(used[1]!), jito: share(used[2]!), tpu: share(used[3]!) },
+      benchPct: share(benchUsed.user + benchUsed.system),
+      machineBusyPct: Math.round((1000 * cores * (total - (machineNow.idle - cpuBefore.machine.idle))) / total) / 10,
+      machineStealPct: Math.round((1000 * cores * (machineNow.steal - cpuBefore.machine.steal)) / total) / 10,
+      cores,
+    };
+    await Promise.all([...senders, calibration].map((sender) => sender.settle()));
+
+    log(`load ${load}: following every transaction until it landed or expired (at most ${options.maxWaitSeconds} s)`);
+    const everything = [...senders, calibration].flatMap((sender) => sender.sent);
+    const waitedSeconds = await followUntilSettled(everything, node, options.maxWaitSeconds * 1000);
+    const lastLanded = Math.max(0, ...everything.map((entry) => entry.landedSlot ?? 0));
+    await watcher.stop(lastLanded);
+
+    // The gateway's calibration, once its tracker has seen the last ones land (it checks every 2 s).
+    await sleep(3_000);
+    const gatewayCalibration = await readGatewayCalibration(advisedCall, Math.ceil((Date.now() - warmUntil) / 1000) + 60, advisor.fallback);
+
+    const advised = senders[0]!;
+    const figures = senders.map((sender) => senderFigures(sender, DESCRIPTIONS[sender.name], watcher.slots, WITHIN_SLOTS));
+    figures.push(senderFigures(calibration, DESCRIPTIONS.calibration, watcher.slots, WITHIN_SLOTS));
+    return {
+      load,
+      blockUnits: BLOCK_UNITS,
+      sendSeconds: options.sendSeconds,
+      waitedSeconds: Math.round(waitedSeconds * 10) / 10,
+      senders: figures,
+      advisedOverpayment: advisedOverpayment(advised, watcher.slots),
+      adviceSource: advisor.fallback ?? 'getLandingEstimate',
+      tipFloor: { lamportsMedian: tipsPaid.length === 0 ? null : median(tipsPaid), source: tipSource },
+      calibration: {
+        gateway: gatewayCalibration.calibration,
+        gatewayNote: gatewayCalibration.note,
+        client: clientCalibration([...advised.sent, ...calibration.sent], WITHIN_SLOTS),
+      },
+      blocks: { read: watcher.slots.size, unread: watcher.unread },
+      cpu,
+    };
+  } finally {
+    await Promise.allSettled(pools.map((made) => made.close()));
+    // Gateways first (they send to the cluster), the cluster last.
+    await Promise.allSettled(servers.slice(1).map((server) => server.stop()));
+    if (servers[0] !== undefined) await servers[0].stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** getLandingReport's `calibration` for (a)'s key over the run, or null with why. */
+async function readGatewayCalibration(
+  call: Call,
+  seconds: number,
+  fallback: string | null,
+): Promise<{ calibration: Calibration | null; note: string | null }> {
+  if (fallback !== null) return { calibration: null, note: fallback };
+  try {
+    const report = await call<{ calibration?: Calibration }>('getLandingReport', [{ since: seconds }]);
+    if (report.calibration === undefined) return { calibration: null, note: 'getLandingReport has no calibration section' };
+    return { calibration: report.calibration, note: null };
+  } catch (error) {
+    return { calibration: null, note: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Merges the figures into latest.json: `landing.market` and the flat headline names; every other figure is kept. */
+function mergeIntoLatest(file: string, market: LandingMarket): void {
+  const latest = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const landing = (latest.landing ?? {}) as Record<string, unknown>;
+  const merged = { ...latest, landing: { ...landing, market }, ...landingMarketStatistics(market.loads) };
+  fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(merged, null, 2)}\n`);
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const measured = commitMeasured();
+  const at = new Date().toISOString();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-landing-market-'));
+  const loads: LoadFigures[] = [];
+  try {
+    for (const load of options.loads) {
+      const figures = await measureLoad(load, options, work);
+      loads.push(figures);
+      process.stdout.write(landingMarketTable({ loads: [figures], withinSlots: WITHIN_SLOTS }));
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  const market: LandingMarket = {
+    commit: measured.commit,
+    uncommittedChanges: measured.dirty,
+    at,
+    mode: options.quick ? 'quick' : 'default',
+    slotMs: SLOT_MS,
+    withinSlots: WITHIN_SLOTS,
+    probability: PROBABILITY,
+    loads,
+    targets: targetChecks(loads),
+  };
+  process.stdout.write("\nTargets at load 2 (the issue's):\n");
+  for (const check of market.targets)
+    process.stdout.write(
+      `  ${check.met === true ? 'met   ' : check.met === false ? 'MISSED' : 'n/a   '}  ${check.name}: ${check.detail}\n`,
+    );
+  const dir = path.resolve(__dirname, '../../bench/results');
+  mergeIntoLatest(path.join(dir, 'latest.json'), market);
+  fs.writeFileSync(path.join(dir, 'landing-market.svg'), landingMarketChart(market));
+  process.stdout.write(`wrote landing.market and the landing_2x_* figures into ${path.join(dir, 'latest.json')}, and landing-market.svg\n`);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench:landing failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
