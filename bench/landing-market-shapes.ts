@@ -23,6 +23,8 @@ export interface SenderFigures {
   readonly unresolved: number;
   /** Landed slot − the cluster's slot read just before sending, over the landed: nearest rank. */
   readonly slots: { readonly p50: number | null; readonly p90: number | null; readonly p99: number | null };
+  /** The route's answer to the send, as the sender saw it (ms, nearest rank). */
+  readonly answerMs: { readonly p50: number | null; readonly p99: number | null };
   /** Mean lamports a landed transaction paid: 5,000 + ceil(price × unit limit / 10⁶) + tip. */
   readonly feePerLandedLamports: number | null;
   /** Median price (micro-lamports per unit) of the landed ones. */
