@@ -58,6 +58,7 @@ export function senderFigures(
     ratios.push(slot.lowestPrice === 0 ? (entry.price === 0 ? 1 : Infinity) : entry.price / slot.lowestPrice);
   }
   const fees = landed.map(feePaid);
+  const advice = sent.map((entry) => Math.round(entry.adviceMs)).sort((a, b) => a - b);
   const answers = sent.map((entry) => Math.round(entry.answerMs ?? Infinity)).sort((a, b) => a - b);
   const hot = sent.filter((entry) => entry.hot);
   return {
@@ -73,6 +74,7 @@ export function senderFigures(
     unresolved: sent.filter((entry) => entry.landedSlot === undefined && entry.expired !== true).length,
     slots: { p50: percentile(deltas, 50), p90: percentile(deltas, 90), p99: percentile(deltas, 99) },
     answerMs: { p50: percentile(answers, 50), p99: percentile(answers, 99) },
+    adviceMs: { p50: percentile(advice, 50), p99: percentile(advice, 99) },
     feePerLandedLamports: fees.length === 0 ? null : Math.round(fees.reduce((a, b) => a + b, 0) / fees.length),
     priceMedian: landed.length === 0 ? null : median(landed.map((entry) => entry.price)),
     overpayment: { medianRatio: medianRatio(ratios), samples: ratios.length, lowestFree, slotUnread },

@@ -25,6 +25,8 @@ export interface SenderFigures {
   readonly slots: { readonly p50: number | null; readonly p90: number | null; readonly p99: number | null };
   /** The route's answer to the send, as the sender saw it (ms, nearest rank). */
   readonly answerMs: { readonly p50: number | null; readonly p99: number | null };
+  /** The time to have the price (the advice's answer), before the slot is read and the transaction sent (ms, nearest rank). */
+  readonly adviceMs: { readonly p50: number | null; readonly p99: number | null };
   /** Mean lamports a landed transaction paid: 5,000 + ceil(price × unit limit / 10⁶) + tip. */
   readonly feePerLandedLamports: number | null;
   /** Median price (micro-lamports per unit) of the landed ones. */

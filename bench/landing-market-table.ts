@@ -27,14 +27,15 @@ export function landingMarketTable(market: Pick<LandingMarket, 'loads' | 'within
       `  advice: ${figures.adviceSource}; (c)'s tip: median ${maybe(figures.tipFloor.lamportsMedian)} lamports, from ${figures.tipFloor.source}`,
     );
     lines.push(
-      `  sender                       sent  landed %  ≤${market.withinSlots} slots %  slots p50  p90  p99   price p50  fee/landed  overpaid p50  hot ≤${market.withinSlots} %  answer ms p50    p99`,
+      `  sender                       sent  landed %  ≤${market.withinSlots} slots %  slots p50  p90  p99   price p50  fee/landed  overpaid p50  hot ≤${market.withinSlots} %  answer ms p50    p99  advice ms p50    p99`,
     );
     for (const s of figures.senders) {
       lines.push(
         `  ${s.sender.padEnd(12)}${String(s.sent).padStart(17)}${fmt(s.landedPct, 1).padStart(10)}${fmt(s.landedWithinPct, 1).padStart(13)}` +
           `${maybe(s.slots.p50).padStart(11)}${maybe(s.slots.p90).padStart(5)}${maybe(s.slots.p99).padStart(5)}` +
           `${maybe(s.priceMedian).padStart(12)}${maybe(s.feePerLandedLamports).padStart(12)}${ratio(s.overpayment.medianRatio).padStart(14)}${fmt(s.hot.landedWithinPct, 1).padStart(10)}` +
-          `${maybe(s.answerMs.p50).padStart(15)}${maybe(s.answerMs.p99).padStart(7)}`,
+          `${maybe(s.answerMs.p50).padStart(15)}${maybe(s.answerMs.p99).padStart(7)}` +
+          `${maybe(s.adviceMs.p50).padStart(15)}${maybe(s.adviceMs.p99).padStart(7)}`,
       );
     }
     for (const s of figures.senders) {

@@ -32,6 +32,8 @@ export interface UserSent extends Sent {
   readonly hot: boolean;
   /** The probability of landing within the slots asked that the advice was for (null: no such advice). */
   readonly probability: number | null;
+  /** How long the price took to have (ms): the advice's answer time, before the slot is read and the transaction sent. */
+  readonly adviceMs: number;
 }
 
 /** What a sender pays for a transaction writing `accountKeys`: a price, a tip, the probability it was advised for. */
@@ -74,6 +76,7 @@ export class UserSender {
   private async sendOne(node: Call, blockhash: string, hot: boolean, lamports: number): Promise<void> {
     const to = hot ? HOT_ACCOUNT : this.recipient;
     let pricing: Awaited<ReturnType<Pricing>>;
+    const asked = performance.now();
     try {
       pricing = await this.pricing([this.address, bs58.encode(to)]);
     } catch (error) {
@@ -102,6 +105,7 @@ export class UserSender {
       tip: pricing.tip,
       hot,
       probability: pricing.probability,
+      adviceMs: performance.now() - asked,
     };
     this.sent.push(entry);
     const started = performance.now();

@@ -59,6 +59,7 @@ describe("the landing benchmark's figures", () => {
       tip: 0,
       hot: false,
       probability: 0.9,
+      adviceMs: 3,
     });
     sender.sent.push(sent(100, 101, 3_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
     const slots = new Map<number, SlotLanded>([
