@@ -110,8 +110,11 @@ async function measureLoad(load: number, options: Options, work: string): Promis
   const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
   const servers: ServerProcess[] = [];
   const pools: Pool[] = [];
+  // A pool per use, wide enough for a request a sender makes every TICK_MS even when advice
+  // takes a slot or more to answer: a narrow one would queue the sends behind each other
+  // and measure the client, not the gateway.
   const pool = (url: string) => {
-    const made = new Pool(url, { connections: 8, pipelining: 1 });
+    const made = new Pool(url, { connections: 64, pipelining: 1 });
     pools.push(made);
     return made;
   };
@@ -132,12 +135,10 @@ async function measureLoad(load: number, options: Options, work: string): Promis
       ServerProcess,
       ServerProcess,
     ];
-    const allPool = pool(all.url);
-    const gateway = (server: ServerProcess, serverPool: Pool, key: string): Call => jsonRpc(serverPool, { 'x-api-key': key });
-    const advisedCall = gateway(all, allPool, keys.advised!);
-    const plainCall = gateway(all, allPool, keys.plain!);
-    const tpuPool = pool(tpu.url);
-    const tpuCall = gateway(tpu, tpuPool, keys.tpu!);
+    const gateway = (server: ServerProcess, key: string): Call => jsonRpc(pool(server.url), { 'x-api-key': key });
+    const advisedCall = gateway(all, keys.advised!);
+    const plainCall = gateway(all, keys.plain!);
+    const tpuCall = gateway(tpu, keys.tpu!);
     const advisor = new LandingAdvisor(advisedCall);
     const tpuAdvisor = new LandingAdvisor(tpuCall);
 
@@ -163,7 +164,7 @@ async function measureLoad(load: number, options: Options, work: string): Promis
       new UserSender(
         'advised',
         adviceFor(advisor, () => PROBABILITY),
-        viaGateway(allPool, keys.advised!),
+        viaGateway(pool(all.url), keys.advised!),
         runId,
       ),
       new UserSender(
@@ -185,12 +186,22 @@ async function measureLoad(load: number, options: Options, work: string): Promis
       new UserSender(
         'tpu',
         adviceFor(tpuAdvisor, () => PROBABILITY),
-        viaGateway(tpuPool, keys.tpu!),
+        viaGateway(pool(tpu.url), keys.tpu!),
         runId,
       ),
-      new UserSender('lowFee', async () => ({ price: LOW_PRICE, tip: 0, probability: null }), viaGateway(allPool, keys.lowFee!), runId),
+      new UserSender(
+        'lowFee',
+        async () => ({ price: LOW_PRICE, tip: 0, probability: null }),
+        viaGateway(pool(all.url), keys.lowFee!),
+        runId,
+      ),
     ];
-    const calibration = new UserSender('calibration', adviceFor(advisor, nextProbability), viaGateway(allPool, keys.advised!), runId);
+    const calibration = new UserSender(
+      'calibration',
+      adviceFor(new LandingAdvisor(gateway(all, keys.advised!)), nextProbability),
+      viaGateway(pool(all.url), keys.advised!),
+      runId,
+    );
     for (const sender of [...senders, calibration]) await node('requestAirdrop', [sender.address, SENDER_LAMPORTS]);
 
     // Warm-up: the market fills the blocks, and the gateways' advice reads the blocks it rests on.
@@ -226,9 +237,9 @@ async function measureLoad(load: number, options: Options, work: string): Promis
         const wait = sendStarted + tick * TICK_MS - performance.now();
         if (wait > 0) await sleep(wait);
         // Rotated, so that no sender is always the first to reach the cluster in a tick.
-        for (let i = 0; i < senders.length; i++) senders[(tick + i) % senders.length]!.send(node, blockhash.current());
+        for (let i = 0; i < senders.length; i++) senders[(tick + i) % senders.length]!.send(node, blockhash.current);
         const calibrationNow = Math.floor((tick + 1) * calibrationPerTick) - Math.floor(tick * calibrationPerTick);
-        for (let i = 0; i < calibrationNow; i++) calibration.send(node, blockhash.current());
+        for (let i = 0; i < calibrationNow; i++) calibration.send(node, blockhash.current);
       }
     } finally {
       blockhash.stop();

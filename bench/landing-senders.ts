@@ -65,15 +65,18 @@ export class UserSender {
     return bs58.encode(this.wallet.publicKey);
   }
 
-  /** Sends one transaction (not awaited: the load is open loop). */
-  send(node: Call, blockhash: string): void {
+  /**
+   * Sends one transaction (not awaited: the load is open loop), signed with the blockhash
+   * `blockhash()` gives once its price is known (advice may take a slot or more).
+   */
+  send(node: Call, blockhash: () => string): void {
     const hot = (this.lamports - FIRST_LAMPORTS) % HOT_EVERY === HOT_EVERY - 1;
     const lamports = this.lamports++;
     const done = this.sendOne(node, blockhash, hot, lamports).finally(() => this.inFlight.delete(done));
     this.inFlight.add(done);
   }
 
-  private async sendOne(node: Call, blockhash: string, hot: boolean, lamports: number): Promise<void> {
+  private async sendOne(node: Call, latestBlockhash: () => string, hot: boolean, lamports: number): Promise<void> {
     const to = hot ? HOT_ACCOUNT : this.recipient;
     let pricing: Awaited<ReturnType<Pricing>>;
     const asked = performance.now();
@@ -86,6 +89,7 @@ export class UserSender {
       return;
     }
     const slot = await node<number>('getSlot', [{ commitment: 'processed' }]);
+    const blockhash = latestBlockhash();
     const tip = pricing.tip > 0 ? { account: TIP_ACCOUNT, lamports: pricing.tip } : undefined;
     const wire = transferWire({
       from: this.wallet,
