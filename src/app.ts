@@ -15,6 +15,7 @@ import { contentionOf } from './ledger/block-producer';
 import { startMarket } from './market/start-market';
 import { PriorityFeeAdvice } from './advice/priority-fee-estimate';
 import { RecentFees } from './advice/recent-fees';
+import { LandingAdvice } from './advice/landing-advice';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -88,6 +89,9 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The server's logger, once it exists: nothing logs through it before the listeners are made.
   const logError = (error: unknown, what: string) => listeners.server.log.warn({ err: error }, `${what} failed`);
   const claims = redis && createRedisDuplicateClaims(redis, config.redisKeyPrefix, config.duplicateTtlMs);
+  // The fee advice reads through the router the pipeline makes (once it is made), and the pipeline's reports read its calibration.
+  const recentFees = new RecentFees((method, params) => submissions.router.call(method, params));
+  const landingAdvice = new LandingAdvice(recentFees, (query) => journal.outcomes(query));
   const submissions = await assemblePipeline(config, {
     journal,
     refusalCounts,
@@ -96,6 +100,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     claims,
     initialSeq: replay.lastSeq,
     logError,
+    calibration: (sinceMs, keyId) => landingAdvice.calibrationReport(sinceMs, keyId),
   });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
@@ -108,7 +113,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     limiter,
     dashboard,
     idempotencyKeys,
-    feeAdvice: new PriorityFeeAdvice(new RecentFees((method, params) => submissions.router.call(method, params))),
+    feeAdvice: new PriorityFeeAdvice(recentFees),
+    landingAdvice,
   });
 
   await submissions.start();
@@ -133,6 +139,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     close() {
       closing ??= (async () => {
         await listeners.close();
+        landingAdvice.close();
         market?.stop();
         snapshots?.stop();
         await dashboard.stop();

@@ -6,7 +6,7 @@
  */
 import bs58 from 'bs58';
 import { writableStaticAddresses } from './block-fees';
-import { isWireDefect, parseWireTransaction } from '../validation/wire-transaction';
+import { isWireDefect, parseWireTransaction, type WireTransaction } from '../validation/wire-transaction';
 import { findBase64Defect } from '../validation/strict-base64';
 import type { Level } from './fee-levels';
 import { MAX_LOOKBACK_SLOTS } from './recent-fees';
@@ -100,41 +100,50 @@ export function parsePriorityFeeRequest(params: readonly unknown[]): PriorityFee
 }
 
 function accountsOf(fields: Record<string, unknown>, options: Record<string, unknown>): string[] | string {
-  if (fields.accountKeys != null) {
-    const keys = fields.accountKeys;
-    if (!Array.isArray(keys)) return 'params[0].accountKeys must be an array of base58 account addresses';
-    if (keys.length > MAX_ACCOUNTS) return `params[0].accountKeys has ${keys.length} accounts; at most ${MAX_ACCOUNTS}`;
-    for (const [i, key] of keys.entries()) {
-      if (typeof key !== 'string' || !isAddress(key)) return `params[0].accountKeys[${i}] is not a base58 account address`;
-    }
-    return keys as string[];
-  }
+  if (fields.accountKeys != null) return addressesParam(fields.accountKeys, 'params[0].accountKeys');
   if (fields.transaction == null) return [];
-  if (typeof fields.transaction !== 'string') return 'params[0].transaction must be a string: a serialized transaction';
   const encoding = options.transactionEncoding ?? 'base58';
   if (encoding !== 'base58' && encoding !== 'base64')
     return `params[0].options.transactionEncoding must be base58 or base64; got ${JSON.stringify(encoding).slice(0, 40)}`;
-  // A transaction is at most 1,232 bytes: 1,644 characters of base64, 1,684 of base58 (whose decoding costs the square of its length).
-  const longest = encoding === 'base64' ? 1_644 : 1_684;
-  if (fields.transaction.length > longest)
-    return `params[0].transaction is ${fields.transaction.length} characters of ${encoding}; a transaction (1,232 bytes at most) takes at most ${longest}`;
-  let bytes: Buffer;
-  if (encoding === 'base64') {
-    const defect = findBase64Defect(fields.transaction);
-    if (defect !== null) return `params[0].transaction is not valid base64: ${defect}`;
-    bytes = Buffer.from(fields.transaction, 'base64');
-  } else {
-    try {
-      bytes = Buffer.from(bs58.decode(fields.transaction));
-    } catch {
-      return 'params[0].transaction is not valid base58';
-    }
-  }
-  const wire = parseWireTransaction(bytes);
-  if (isWireDefect(wire)) return `params[0].transaction does not decode as a transaction: ${wire.detail}`;
+  const wire = transactionParam(fields.transaction, encoding, 'params[0].transaction');
+  if (typeof wire === 'string') return wire;
   const accounts = writableStaticAddresses(wire);
   if (accounts.length > MAX_ACCOUNTS) return `params[0].transaction writes ${accounts.length} accounts; at most ${MAX_ACCOUNTS}`;
   return accounts;
+}
+
+/** A serialized transaction given as `name`, decoded, or why it is refused. */
+export function transactionParam(value: unknown, encoding: 'base58' | 'base64', name: string): WireTransaction | string {
+  if (typeof value !== 'string') return `${name} must be a string: a serialized transaction`;
+  // A transaction is at most 1,232 bytes: 1,644 characters of base64, 1,684 of base58 (whose decoding costs the square of its length).
+  const longest = encoding === 'base64' ? 1_644 : 1_684;
+  if (value.length > longest)
+    return `${name} is ${value.length} characters of ${encoding}; a transaction (1,232 bytes at most) takes at most ${longest}`;
+  let bytes: Buffer;
+  if (encoding === 'base64') {
+    const defect = findBase64Defect(value);
+    if (defect !== null) return `${name} is not valid base64: ${defect}`;
+    bytes = Buffer.from(value, 'base64');
+  } else {
+    try {
+      bytes = Buffer.from(bs58.decode(value));
+    } catch {
+      return `${name} is not valid base58`;
+    }
+  }
+  const wire = parseWireTransaction(bytes);
+  if (isWireDefect(wire)) return `${name} does not decode as a transaction: ${wire.detail}`;
+  return wire;
+}
+
+/** Base58 account addresses given as `name`, at most MAX_ACCOUNTS, or why they are refused. */
+export function addressesParam(keys: unknown, name: string): string[] | string {
+  if (!Array.isArray(keys)) return `${name} must be an array of base58 account addresses`;
+  if (keys.length > MAX_ACCOUNTS) return `${name} has ${keys.length} accounts; at most ${MAX_ACCOUNTS}`;
+  for (const [i, key] of keys.entries()) {
+    if (typeof key !== 'string' || !isAddress(key)) return `${name}[${i}] is not a base58 account address`;
+  }
+  return keys as string[];
 }
 
 function isAddress(text: string): boolean {

@@ -74,4 +74,31 @@ export interface LandingReport extends LandingStatistics {
   /** The period: submissions received from `since` (ISO 8601) until `until` (when the report was made). */
   readonly since: string;
   readonly until: string;
+  /** How the landing advice's predictions held for the period's transactions it scored (empty while no advice was asked for). */
+  readonly calibration: CalibrationReport;
 }
+
+export interface CalibrationDecile {
+  /** The decile's predicted chances: from (inclusive) to (exclusive; 1 inclusive for the last). */
+  readonly from: number;
+  readonly to: number;
+  readonly samples: number;
+  /** The mean predicted chance, and the share that landed (null when empty). */
+  readonly predicted: number | null;
+  readonly observed: number | null;
+}
+
+export interface CalibrationReport {
+  /** The slots the predictions are of: landed within this many slots of receipt. */
+  readonly withinSlots: number;
+  readonly samples: number;
+  /** Mean of (predicted − landed)², 0 best; null without samples. */
+  readonly brier: number | null;
+  /** The largest |predicted − observed| in percentage points over the deciles with at least `minSamples` samples, or null when none has. */
+  readonly maxErrorPoints: number | null;
+  readonly minSamples: number;
+  readonly deciles: readonly CalibrationDecile[];
+}
+
+/** The calibration of the transactions received since `sinceMs` (of one key, when given). */
+export type CalibrationSource = (sinceMs: number, keyId?: string) => CalibrationReport;

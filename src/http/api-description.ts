@@ -74,6 +74,15 @@ export const JSON_RPC_METHODS: readonly MethodDescription[] = [
     servedBy: 'slipway',
   },
   {
+    name: 'getLandingEstimate',
+    params: '`[{transaction (base64) | accountKeys + computeUnits, probability (0.01–0.99), withinSlots (1–150), bundle?}]`',
+    result:
+      '`{microLamportsPerComputeUnit, tipLamports? (bundles), probability, reachable, withinSlots, feeLamports, byRoute, evidence}`: the fee (or tip) for that chance of landing within that many slots',
+    notes:
+      "Slipway's own: learnt from the journal's outcomes of the last 10 minutes, ranked in the market of the moment each was sent; counted against the key's reads; docs/FEES.md",
+    servedBy: 'slipway',
+  },
+  {
     name: 'getSignatureStatuses',
     params: '`[[signature, …1–256], {searchTransactionHistory?}]`',
     result: "Solana's shape",

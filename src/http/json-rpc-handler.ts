@@ -7,6 +7,7 @@
  * surface the message; the only other statuses are 401/403 for a single request.
  */
 import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
+import type { LandingAdvice } from '../advice/landing-advice';
 import { ok, slipwayError, type Result, type SlipwayError } from '../errors/error-catalogue';
 import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
@@ -44,6 +45,8 @@ export interface JsonRpcHandlerOptions {
   readonly landingReports: LandingReports;
   /** `getPriorityFeeEstimate`'s answers, from the recent blocks. */
   readonly feeAdvice: PriorityFeeAdvice;
+  /** `getLandingEstimate`'s answers, from Slipway's own outcomes and the recent blocks. */
+  readonly landingAdvice: Pick<LandingAdvice, 'estimate'>;
   /** The key's rate limits, taken before a request's transactions are parsed or verified. */
   readonly limits: KeyLimits;
   /** `sendBundle`'s result: the bundle ID (default) or the array of signatures. */
@@ -72,6 +75,7 @@ export function createJsonRpcHandler({
   statusView,
   landingReports,
   feeAdvice,
+  landingAdvice,
   limits,
   bundleResult,
   readAllowed,
@@ -108,10 +112,10 @@ export function createJsonRpcHandler({
           const report = await landingReportOf(params, context.key.id, landingReports);
           return report.ok ? { status: 200, body: resultResponse(id, report.value) } : refuseJsonRpc(id, report.error);
         }
-        if (method === 'getPriorityFeeEstimate') {
-          let estimate: Awaited<ReturnType<PriorityFeeAdvice['estimate']>>;
+        if (method === 'getPriorityFeeEstimate' || method === 'getLandingEstimate') {
+          let estimate: Result<unknown>;
           try {
-            estimate = await feeAdvice.estimate(params);
+            estimate = await (method === 'getPriorityFeeEstimate' ? feeAdvice : landingAdvice).estimate(params);
           } catch (error) {
             return refuseJsonRpc(id, unreachable(method, error));
           }

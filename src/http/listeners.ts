@@ -6,6 +6,7 @@
  * the ports last, once everything behind them runs.
  */
 import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
+import type { LandingAdvice } from '../advice/landing-advice';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayConfig } from '../config/config';
@@ -62,6 +63,7 @@ export interface ListenerParts {
   readonly dashboard: DashboardFeed;
   readonly idempotencyKeys: IdempotencyStore;
   readonly feeAdvice: PriorityFeeAdvice;
+  readonly landingAdvice: LandingAdvice;
 }
 
 export interface Listeners {
@@ -85,6 +87,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
   const server = createHttpServer({
     ...parts.submissions,
     feeAdvice: parts.feeAdvice,
+    landingAdvice: parts.landingAdvice,
     authenticator,
     validator: parts.validator,
     limits: keyLimits,

@@ -12,6 +12,7 @@ import type { RoundLoop } from '../runtime/round-loop';
 import type { DuplicateClaims } from '../stores/duplicate-claims';
 import type { Journal } from '../stores/journal';
 import { createLandingReports, type LandingReports } from '../reports/landing-reports';
+import type { CalibrationSource } from '../core/landing-report';
 import type { RefusalCounts } from '../stores/refusal-counts';
 import { RefusalCountBuffer } from '../reports/refusal-count-buffer';
 import type { Upstream } from '../upstreams/upstream';
@@ -58,6 +59,8 @@ export interface PipelineParts {
   /** The journal's last sequence number once the embedded ledger has replayed it. */
   readonly initialSeq: number;
   readonly logError: (error: unknown, what: string) => void;
+  /** The landing advice's calibration, for the landing report. */
+  readonly calibration?: CalibrationSource;
 }
 
 export interface AssembledPipeline {
@@ -140,7 +143,7 @@ export async function assemblePipeline(settings: PipelineSettings, parts: Pipeli
     refusals,
     statusView: createStatusView(journal, router, refusals),
     recordRefusal: (keyId, operation, error, encoded) => refusalBuffer.refused(keyId, operation, error, encoded),
-    landingReports: createLandingReports(journal, parts.refusalCounts),
+    landingReports: createLandingReports(journal, parts.refusalCounts, parts.calibration),
     async start() {
       leasing = await followUnfinished({ journal, router, tracker, holds, logError });
       tracker.start();

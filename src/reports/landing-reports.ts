@@ -5,8 +5,9 @@
  * dashboard all read it here.
  */
 import type { Journal } from '../stores/journal';
-import type { LandingReport } from '../core/landing-report';
+import type { CalibrationSource, LandingReport } from '../core/landing-report';
 import { landingStatistics } from './landing-statistics';
+import { calibrationOf, CALIBRATION_SLOTS } from './calibration-statistics';
 import type { RefusalCounts } from '../stores/refusal-counts';
 
 /** The longest period a report covers: its transactions are read and sorted in memory. */
@@ -22,21 +23,25 @@ export interface LandingReports {
   ofEveryKey(periodMs: number): Promise<{ all: LandingReport; keys: LandingReport[] }>;
 }
 
-export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, refusals: Pick<RefusalCounts, 'totals'>): LandingReports {
+export function createLandingReports(
+  journal: Pick<Journal, 'landingGroups'>,
+  refusals: Pick<RefusalCounts, 'totals'>,
+  calibration: CalibrationSource = noCalibration,
+): LandingReports {
   const read = async (periodMs: number, keyId?: string) => {
     const until = Date.now();
     const sinceMs = until - periodMs;
     const [rows, refused] = await Promise.all([journal.landingGroups({ sinceMs, keyId }), refusals.totals({ sinceMs, keyId })]);
     const period = { since: new Date(sinceMs).toISOString(), until: new Date(until).toISOString() };
-    return { rows, refused, period };
+    return { rows, refused, period, sinceMs };
   };
   // A key asking again and again (a loop, a JSON-RPC batch of reports) shares one read of the
   // journal per period for REUSE_MS: each read scans the period's rows, the figures are made on
   // the request thread, and a key without a reads limit could otherwise keep both busy.
   const recent = new Map<string, { at: number; report: Promise<LandingReport> }>();
   const ofKey = async (keyId: string, periodMs: number): Promise<LandingReport> => {
-    const { rows, refused, period } = await read(periodMs, keyId);
-    return { keyId, ...period, ...landingStatistics(rows, refused) };
+    const { rows, refused, period, sinceMs } = await read(periodMs, keyId);
+    return { keyId, ...period, ...landingStatistics(rows, refused), calibration: calibration(sinceMs, keyId) };
   };
   return {
     ofKey(keyId, periodMs) {
@@ -51,10 +56,10 @@ export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, re
       return report;
     },
     async ofEveryKey(periodMs) {
-      const { rows, refused, period } = await read(periodMs);
+      const { rows, refused, period, sinceMs } = await read(periodMs);
       const keyIds = [...new Set([...rows.map((r) => r.keyId), ...refused.map((r) => r.keyId)])].sort();
       return {
-        all: { keyId: null, ...period, ...landingStatistics(rows, refused) },
+        all: { keyId: null, ...period, ...landingStatistics(rows, refused), calibration: calibration(sinceMs) },
         keys: keyIds.map((keyId) => ({
           keyId,
           ...period,
@@ -62,11 +67,15 @@ export function createLandingReports(journal: Pick<Journal, 'landingGroups'>, re
             rows.filter((r) => r.keyId === keyId),
             refused.filter((r) => r.keyId === keyId),
           ),
+          calibration: calibration(sinceMs, keyId),
         })),
       };
     },
   };
 }
+
+/** Without landing advice: no scores. */
+const noCalibration: CalibrationSource = () => calibrationOf([], CALIBRATION_SLOTS);
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

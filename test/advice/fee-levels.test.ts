@@ -13,6 +13,7 @@ const sample = (price: number, accounts: string[] = [], extra: Partial<FeeSample
   accounts,
   vote: false,
   failed: false,
+  tip: 0,
   ...extra,
 });
 const slot = (n: number, samples: FeeSample[]): SlotFees => ({ slot: n, samples });

@@ -60,6 +60,8 @@ const METHOD_SHAPES = [
   'getSubmissionStatuses',
   'getSubmission',
   'getLandingReport',
+  'getPriorityFeeEstimate',
+  'getLandingEstimate',
   'getSlotLeaders',
   'getLeaderSchedule',
   'getBlock',
@@ -205,6 +207,54 @@ export function readArbitraries(context: ReadContext) {
               fc.record({ since: fc.oneof(number, fc.constantFrom('15m', '24h', '7d', '8d', '0s', '1w', ''), wrongType) }),
               wrongType,
             ),
+          ),
+        );
+      case 'getPriorityFeeEstimate':
+        return positional(
+          opt(
+            fc.oneof(
+              fc.record(
+                {
+                  accountKeys: fc.oneof(array(pubkey), wrongType),
+                  transaction,
+                  options: fc.oneof(
+                    fc.record(
+                      {
+                        priorityLevel: fc.oneof(
+                          fc.constantFrom('Min', 'High', 'UnsafeMax', '__proto__', 'constructor', 'toString'),
+                          wrongType,
+                        ),
+                        lookbackSlots: number,
+                        includeAllPriorityFeeLevels: fc.oneof(fc.boolean(), wrongType),
+                        recommended: fc.oneof(fc.boolean(), wrongType),
+                        transactionEncoding: encoding,
+                      },
+                      { requiredKeys: [] },
+                    ),
+                    wrongType,
+                  ),
+                },
+                { requiredKeys: [] },
+              ),
+              wrongType,
+            ),
+          ),
+        );
+      case 'getLandingEstimate':
+        return positional(
+          fc.oneof(
+            fc.record(
+              {
+                accountKeys: fc.oneof(array(pubkey), wrongType),
+                computeUnits: number,
+                transaction,
+                probability: fc.oneof(fc.double({ min: -1, max: 2 }), fc.constantFrom(0.9, 0.01, 0.99, 1, 0), wrongType),
+                withinSlots: number,
+                bundle: fc.oneof(fc.boolean(), wrongType),
+              },
+              { requiredKeys: ['probability', 'withinSlots'] },
+            ),
+            wrongType,
           ),
         );
       case 'getSignatureStatuses':

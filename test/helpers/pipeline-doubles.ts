@@ -121,6 +121,26 @@ export function memoryJournal(): MemoryJournal {
       }
       return [...groups.values()].map((g) => g.group);
     },
+    async outcomes(query) {
+      return newestFirst()
+        .filter((e) => e.createdAt >= query.sinceMs)
+        .flatMap((e) =>
+          e.transactions.map((tx) => ({
+            seq: e.seq,
+            position: tx.position,
+            kind: e.kind,
+            keyId: e.keyId,
+            route: e.routes.join('+'),
+            createdAt: e.createdAt,
+            signature: tx.signature,
+            wire: tx.wire,
+            state: tx.state,
+            slot: tx.slot,
+            slotsToLand: tx.slotsToLand,
+          })),
+        )
+        .slice(0, query.limit);
+    },
     async close() {},
   };
 }

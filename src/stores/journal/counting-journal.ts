@@ -60,6 +60,7 @@ export function countingJournal(journal: Journal, logEnded: (ended: EndedTransac
     list: (query) => journal.list(query),
     lastSeq: () => journal.lastSeq(),
     landingGroups: (query) => journal.landingGroups(query),
+    outcomes: (query) => journal.outcomes(query),
     ...(journal.leases === undefined ? {} : { leases: journal.leases }),
     close: () => journal.close(),
   };

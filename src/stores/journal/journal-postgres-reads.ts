@@ -6,12 +6,21 @@
 import type pg from 'pg';
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodePostgresError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { landingQuery, landingGroupFrom, listQuery, SELECT_UNFINISHED, type LandingGroupRecord } from './journal-queries';
+import {
+  landingQuery,
+  landingGroupFrom,
+  listQuery,
+  outcomeFrom,
+  outcomeQuery,
+  SELECT_UNFINISHED,
+  type LandingGroupRecord,
+  type OutcomeRecord,
+} from './journal-queries';
 
 /** Runs a query for submission rows and reads them back as entries, in the query's order. */
 export type SelectEntries = (sql: string, values: unknown[]) => Promise<JournalEntry[]>;
 
-export interface PostgresReads extends Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups'> {
+export interface PostgresReads extends Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups' | 'outcomes'> {
   readonly select: SelectEntries;
 }
 
@@ -37,6 +46,10 @@ export function createPostgresReads(pool: pg.Pool): PostgresReads {
     async landingGroups(query) {
       const { sql, values } = landingQuery(query, 0, (n) => `$${n}`);
       return (await pool.query<LandingGroupRecord>(sql, values)).rows.map(landingGroupFrom);
+    },
+    async outcomes(query) {
+      const { sql, values } = outcomeQuery(query, 0, (n) => `$${n}`);
+      return (await pool.query<OutcomeRecord>(sql, values)).rows.map(outcomeFrom);
     },
   };
 }

@@ -45,6 +45,7 @@ export async function createPostgresJournal(
     leases: createPostgresLeases(pool, owner, reads.select),
     lastSeq: reads.lastSeq,
     landingGroups: reads.landingGroups,
+    outcomes: reads.outcomes,
     async close() {
       await writes.drain();
       await pool.end();

@@ -3,7 +3,7 @@
  * their placeholders differ): kept once, so that the two adapters cannot drift apart in
  * what `unfinished()` and `list()` mean.
  */
-import type { JournalQuery, LandingQuery, LandingGroup, SubmissionKind, TransactionState } from './journal';
+import type { JournalQuery, LandingQuery, LandingGroup, OutcomeQuery, SubmissionKind, TransactionOutcome, TransactionState } from './journal';
 
 /** Submissions with a transaction not yet final; the states as literals, as in the partial index's condition, so that the index is used. */
 export const SELECT_UNFINISHED =
@@ -68,4 +68,48 @@ export const landingGroupFrom = (row: LandingGroupRecord): LandingGroup => ({
   slotsToLand: row.slots_to_land,
   transactions: row.transactions,
   submissions: row.submissions,
+});
+
+/**
+ * `outcomes()`'s query: the transactions of the submissions received from `fromSeq` on at or
+ * after `sinceMs`, newest submission first, at most `limit` of them.
+ */
+export function outcomeQuery(query: OutcomeQuery, fromSeq: number, placeholder: (n: number) => string): { sql: string; values: unknown[] } {
+  return {
+    sql: `SELECT s.seq, t.position, s.kind, s.key_id, s.routes, s.created_at, t.signature, t.wire, t.state, t.slot, t.slots_to_land
+     FROM submissions s JOIN submission_transactions t ON t.seq = s.seq
+     WHERE s.seq >= ${placeholder(1)} AND s.created_at >= ${placeholder(2)}
+     ORDER BY s.seq DESC, t.position LIMIT ${placeholder(3)}`,
+    values: [fromSeq, query.sinceMs, query.limit],
+  };
+}
+
+export interface OutcomeRecord {
+  seq: number | string;
+  position: number;
+  kind: SubmissionKind;
+  key_id: string;
+  routes: string;
+  created_at: number | string;
+  signature: string;
+  /** A Buffer (PostgreSQL), or the bytes as the report thread posts them back (SQLite). */
+  wire: Uint8Array;
+  state: TransactionState;
+  slot: number | string | null;
+  slots_to_land: number | null;
+}
+
+/** A row of `outcomeQuery` (PostgreSQL's bigints arrive as strings). */
+export const outcomeFrom = (row: OutcomeRecord): TransactionOutcome => ({
+  seq: Number(row.seq),
+  position: row.position,
+  kind: row.kind,
+  keyId: row.key_id,
+  route: row.routes.split(',').join('+'),
+  createdAt: Number(row.created_at),
+  signature: row.signature,
+  wire: Buffer.from(row.wire.buffer, row.wire.byteOffset, row.wire.byteLength),
+  state: row.state,
+  slot: row.slot === null ? null : Number(row.slot),
+  slotsToLand: row.slots_to_land,
 });

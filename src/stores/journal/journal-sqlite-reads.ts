@@ -5,13 +5,13 @@
  */
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { landingQuery, landingGroupFrom, listQuery, type LandingGroupRecord } from './journal-queries';
+import { landingQuery, landingGroupFrom, listQuery, outcomeFrom, outcomeQuery, type LandingGroupRecord, type OutcomeRecord } from './journal-queries';
 import { lastSeqIn, type JournalStatements } from './journal-sqlite-statements';
 import type { JournalSignatures } from './journal-sqlite-signatures';
 import type { SqliteDatabase } from '../database/sqlite-database';
 import type { ReportQueries } from './sqlite-report-queries';
 
-export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups'>;
+export type SqliteReads = Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups' | 'outcomes'>;
 
 export function createSqliteReads(
   db: SqliteDatabase,
@@ -100,6 +100,11 @@ export function createSqliteReads(
       const { sql, values } = landingQuery(query, firstCreatedSince(query.sinceMs), () => '?');
       // The scan runs on a thread of its own (sqlite-report-queries.ts): it may take long.
       return ((await reportQueries.all(sql, values)) as LandingGroupRecord[]).map(landingGroupFrom);
+    },
+    async outcomes(query) {
+      await settle();
+      const { sql, values } = outcomeQuery(query, firstCreatedSince(query.sinceMs), () => '?');
+      return ((await reportQueries.all(sql, values)) as OutcomeRecord[]).map(outcomeFrom);
     },
   };
 }

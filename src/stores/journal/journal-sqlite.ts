@@ -96,6 +96,7 @@ export function createSqliteJournal(file: string, options: SqliteJournalOptions 
     list: reads.list,
     lastSeq: reads.lastSeq,
     landingGroups: reads.landingGroups,
+    outcomes: reads.outcomes,
     async close() {
       signatures.stop();
       writes.flushQueued();

@@ -161,6 +161,30 @@ export interface LandingGroup {
   readonly submissions: number;
 }
 
+/** What the landing advice reads: the transactions of recent submissions, newest first. */
+export interface OutcomeQuery {
+  /** Submissions received at or after this time (epoch ms). */
+  readonly sinceMs: number;
+  /** At most this many transactions. */
+  readonly limit: number;
+}
+
+/** One transaction of a recent submission with what it paid (its wire) and how it ended so far. */
+export interface TransactionOutcome {
+  readonly seq: number;
+  readonly position: number;
+  readonly kind: SubmissionKind;
+  readonly keyId: string;
+  /** Route names joined by `+`, as the landing report names them. */
+  readonly route: string;
+  readonly createdAt: number;
+  readonly signature: string;
+  readonly wire: Buffer;
+  readonly state: TransactionState;
+  readonly slot: number | null;
+  readonly slotsToLand: number | null;
+}
+
 export interface Journal {
   /** Records a submission durably (it survives kill -9 once this resolves); returns its sequence number. */
   record(submission: NewSubmission): Promise<number>;
@@ -184,6 +208,8 @@ export interface Journal {
   lastSeq(): Promise<number>;
   /** The transactions of the submissions received since `sinceMs` (of one key, if given), counted in groups: what the landing report reads. */
   landingGroups(query: LandingQuery): Promise<LandingGroup[]>;
+  /** The transactions of the submissions received since `sinceMs`, newest first, at most `limit`: what the landing advice learns from. */
+  outcomes(query: OutcomeQuery): Promise<TransactionOutcome[]>;
   /** Shared journals only: which gateway follows each unfinished submission. */
   readonly leases?: SubmissionLeases;
   close(): Promise<void>;

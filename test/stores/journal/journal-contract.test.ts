@@ -277,6 +277,34 @@ for (const backend of backends) {
       );
     });
 
+    it('outcomes: each transaction of the submissions since a time with its wire, state, slot and slots to land, newest first, at most the limit', async () => {
+      const journal = await open();
+      const keyId = `key_${crypto.randomBytes(4).toString('hex')}`;
+      const before = Date.now();
+      const first = await journal.record({ ...journalSubmission('batch', 2), keyId, routes: ['rpc-a', 'jito'] });
+      const second = await journal.record({ ...journalSubmission('transaction', 1), keyId });
+      const recorded = (await journal.after(first - 1)).filter((e) => e.seq === first || e.seq === second);
+      await journal.update([{ seq: first, position: 1, state: 'landed', slot: 7_000_000_000, slotsToLand: 3 }]);
+      const mine = (await journal.outcomes({ sinceMs: before - 1, limit: 100 })).filter((o) => o.keyId === keyId);
+      assert.deepEqual(
+        mine.map((o) => [o.seq, o.position, o.kind, o.route, o.state, o.slot, o.slotsToLand]),
+        [
+          [second, 0, 'transaction', 'embedded', 'forwarded', null, null],
+          [first, 0, 'batch', 'rpc-a+jito', 'forwarded', null, null],
+          [first, 1, 'batch', 'rpc-a+jito', 'landed', 7_000_000_000, 3],
+        ],
+      );
+      const wires = recorded.flatMap((e) => e.transactions.map((tx) => tx.wire.toString('hex')));
+      assert.deepEqual(mine.map((o) => o.wire.toString('hex')).sort(), wires.sort());
+      assert.ok(mine.every((o) => Buffer.isBuffer(o.wire) && o.createdAt >= before - 1));
+      assert.deepEqual(
+        mine.map((o) => o.signature).sort(),
+        recorded.flatMap((e) => e.transactions.map((tx) => tx.signature)).sort(),
+      );
+      assert.equal((await journal.outcomes({ sinceMs: before - 1, limit: 1 })).length, 1);
+      assert.deepEqual(await journal.outcomes({ sinceMs: Date.now() + 60_000, limit: 100 }), []);
+    });
+
     it('protected sends: the first with its submission, the later ones recorded, all read back in order', async () => {
       const journal = await open();
       const sub = { ...journalSubmission('transaction', 1), antiMev: true };

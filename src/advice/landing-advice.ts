@@ -1,0 +1,263 @@
+/**
+ * `getLandingEstimate`, Slipway's own: the priority fee (or a bundle's tip) that lands a
+ * transaction within k slots with the chance asked for, learnt from Slipway's own outcomes.
+ *
+ * While advice is asked for (and ACTIVE_MS after), it follows, every FOLLOW_MS: a snapshot
+ * of the market (the prices and tips that landed in the last blocks, read through the reads
+ * route by recent-fees.ts), and the journal's outcomes of the last OUTCOME_WINDOW_MS (any
+ * gateway's, so a cluster learns from all), each ranked in the snapshot of the moment it was
+ * received. An estimate fits the chance of landing within k against that rank
+ * (landing-curve.ts), takes the lowest rank that reaches the chance asked for, and answers
+ * the price at that rank in the market of now. Outcomes are ranked rather than priced so
+ * that what was learnt holds as the market moves.
+ *
+ * Each outcome is also scored once against the curve for CALIBRATION_SLOTS in force when it
+ * was received (calibration.ts): the landing report's calibration.
+ */
+import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
+import type { OutcomeQuery, TransactionOutcome } from '../stores/journal';
+import { Calibration } from './calibration';
+import type { CalibrationReport } from '../core/landing-report';
+import { CALIBRATION_SLOTS } from '../reports/calibration-statistics';
+import { followedOf, landedWithin, type Followed } from './followed-outcomes';
+import { fitCurve, probabilityAt, rankFor, PRIOR_WEIGHT, type LandingCurve } from './landing-curve';
+import { parseLandingEstimateRequest, type LandingEstimateRequest } from './landing-estimate-request';
+import { priceAt, priceForRank, snapshotOf, RANK_SLOTS, type MarketSnapshot } from './market-ranks';
+import { MAX_LOOKBACK_SLOTS, type RecentFees } from './recent-fees';
+import { LAMPORTS_PER_SIGNATURE } from '../leader/compute-budget';
+import { MIN_TIP_LAMPORTS } from '../leader/block-auction';
+
+const FOLLOW_MS = 1_000;
+const ACTIVE_MS = 10 * 60_000;
+const OUTCOME_WINDOW_MS = 10 * 60_000;
+const MAX_OUTCOMES = 20_000;
+/** A route is advised for on its own once this many of its outcomes are known. */
+const ROUTE_MIN_OUTCOMES = 30;
+const DEFAULT_SLOT_MS = 400;
+
+export interface RouteEstimate {
+  readonly microLamportsPerComputeUnit: number;
+  readonly tipLamports?: number;
+  readonly probability: number;
+  readonly reachable: boolean;
+  readonly outcomes: number;
+}
+
+export interface LandingEstimate extends RouteEstimate {
+  readonly withinSlots: number;
+  /** The fee this transaction pays at that price: signatures and priority (lamports), and the tip for a bundle. */
+  readonly feeLamports: number;
+  readonly byRoute: Record<string, RouteEstimate>;
+  readonly evidence: {
+    /** Outcomes known within `withinSlots`, and how many of them landed. */
+    readonly outcomes: number;
+    readonly landedWithin: number;
+    readonly windowSeconds: number;
+    /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with. */
+    readonly priorWeight: number;
+    /** Where the advice stands in the market (0..1). */
+    readonly marketRank: number;
+    readonly market: {
+      readonly slots: number;
+      readonly samples: number;
+      readonly percentiles: Record<'p25' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99', number> | null;
+    };
+    /** Real outcomes near the advised rank: none (the market's percentile alone), low (< 30), medium (< 100), high. */
+    readonly confidence: 'none' | 'low' | 'medium' | 'high';
+    readonly nearbyOutcomes: number;
+  };
+}
+
+export class LandingAdvice {
+  private readonly snapshots: MarketSnapshot[] = [];
+  private readonly known = new Map<string, Followed>();
+  private followed: Followed[] = [];
+  private readonly curves = new Map<string, LandingCurve>();
+  /** The calibration curve of each follow, oldest first: an outcome is scored with the one in force when it was received. */
+  private readonly calibrationCurves: { atMs: number; curve: LandingCurve }[] = [];
+  private readonly scored = new Set<string>();
+  readonly calibration = new Calibration(CALIBRATION_SLOTS);
+  private activeUntil = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private following: Promise<void> | undefined;
+
+  constructor(
+    private readonly recent: RecentFees,
+    private readonly outcomes: (query: OutcomeQuery) => Promise<TransactionOutcome[]>,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  /** The answer to `params`, a refusal naming what is wrong, or a throw when the market cannot be read. */
+  async estimate(params: readonly unknown[]): Promise<Result<LandingEstimate>> {
+    const request = parseLandingEstimateRequest(params);
+    if (typeof request === 'string') return fail(slipwayError('INVALID_PARAMS', request));
+    this.activate();
+    if (this.snapshots.length === 0) await this.follow();
+    return ok(this.answer(request));
+  }
+
+  /** The calibration of the outcomes received since `sinceMs` (one key's when given); empty while no advice was asked for. */
+  calibrationReport(sinceMs: number, keyId?: string): CalibrationReport {
+    return this.calibration.report(sinceMs, this.now(), keyId);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private activate(): void {
+    this.activeUntil = this.now() + ACTIVE_MS;
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      if (this.now() > this.activeUntil) return this.close();
+      this.follow().catch(() => {}); // a failed read is tried again on the next tick; estimates answer from what is kept
+    }, FOLLOW_MS);
+    this.timer.unref();
+  }
+
+  /** One step of following: a market snapshot, the outcomes, the calibration. */
+  follow(): Promise<void> {
+    this.following ??= this.followOnce().finally(() => (this.following = undefined));
+    return this.following;
+  }
+
+  private async followOnce(): Promise<void> {
+    const now = this.now();
+    this.snapshots.push(snapshotOf(await this.recent.window(MAX_LOOKBACK_SLOTS), now));
+    while (this.snapshots.length > 1 && this.snapshots[0]!.atMs < now - OUTCOME_WINDOW_MS) this.snapshots.shift();
+    const rows = await this.outcomes({ sinceMs: now - OUTCOME_WINDOW_MS, limit: MAX_OUTCOMES });
+    this.followed = followedOf(rows, this.known, (atMs) => this.snapshotAt(atMs));
+    const present = new Set(this.followed.map((o) => o.signature));
+    for (const signature of this.known.keys()) if (!present.has(signature)) this.known.delete(signature);
+    for (const signature of this.scored) if (!present.has(signature)) this.scored.delete(signature);
+    this.curves.clear();
+    this.score(now);
+  }
+
+  /** Scores the outcomes newly known within CALIBRATION_SLOTS, then keeps the curve of now for those received from now on. */
+  private score(now: number): void {
+    const slotMs = this.slotMs();
+    for (const outcome of this.followed) {
+      if (outcome.bundle || outcome.rank === null || this.scored.has(outcome.signature)) continue;
+      const landed = landedWithin(outcome, CALIBRATION_SLOTS, now, slotMs);
+      if (landed === null) continue;
+      this.scored.add(outcome.signature);
+      const inForce = this.curveInForce(outcome.createdAt);
+      if (inForce !== undefined)
+        this.calibration.add({ keyId: outcome.keyId, atMs: outcome.createdAt, predicted: probabilityAt(inForce, outcome.rank), landed });
+    }
+    this.calibrationCurves.push({ atMs: now, curve: this.curve(false, null, CALIBRATION_SLOTS) });
+    while (this.calibrationCurves.length > 1 && this.calibrationCurves[0]!.atMs < now - OUTCOME_WINDOW_MS) this.calibrationCurves.shift();
+  }
+
+  private curveInForce(atMs: number): LandingCurve | undefined {
+    let found: LandingCurve | undefined;
+    for (const { atMs: fitted, curve } of this.calibrationCurves) {
+      if (fitted > atMs) break;
+      found = curve;
+    }
+    return found;
+  }
+
+  /** The snapshot in force at `atMs`: the last taken before it, or the first when it was taken within a follow of it. */
+  private snapshotAt(atMs: number): MarketSnapshot | undefined {
+    let found: MarketSnapshot | undefined;
+    for (const snapshot of this.snapshots) {
+      if (snapshot.atMs > atMs) break;
+      found = snapshot;
+    }
+    const first = this.snapshots[0];
+    return found ?? (first !== undefined && first.atMs - atMs <= FOLLOW_MS ? first : undefined);
+  }
+
+  /** Milliseconds a slot, from the snapshots' slots and times. */
+  private slotMs(): number {
+    const [first, last] = [this.snapshots[0], this.snapshots[this.snapshots.length - 1]];
+    if (first === undefined || last === undefined || last.slot - first.slot < 5) return DEFAULT_SLOT_MS;
+    return (last.atMs - first.atMs) / (last.slot - first.slot);
+  }
+
+  /** The curve of the outcomes of one kind (and route, when given) for `slots`, fitted once per follow. */
+  private curve(bundle: boolean, route: string | null, slots: number): LandingCurve {
+    const id = `${bundle}\n${route}\n${slots}`;
+    let curve = this.curves.get(id);
+    if (curve === undefined) {
+      const now = this.now();
+      const slotMs = this.slotMs();
+      const ranked = [];
+      for (const o of this.followed) {
+        if (o.bundle !== bundle || o.rank === null || (route !== null && o.route !== route)) continue;
+        const landed = landedWithin(o, slots, now, slotMs);
+        if (landed !== null) ranked.push({ rank: o.rank, landed });
+      }
+      this.curves.set(id, (curve = fitCurve(ranked)));
+    }
+    return curve;
+  }
+
+  private answer(request: LandingEstimateRequest): LandingEstimate {
+    const snapshot = this.snapshots[this.snapshots.length - 1]!;
+    const { bundle, probability, withinSlots } = request;
+    const estimateOf = (curve: LandingCurve) => {
+      const advice = rankFor(curve, probability);
+      const tip = bundle ? Math.max(Number(MIN_TIP_LAMPORTS), snapshot.tips === null ? 0 : priceAt(snapshot.tips, advice.rank)) : undefined;
+      const price = bundle ? 0 : priceForRank(snapshot, advice.rank, request.accounts);
+      return {
+        advice,
+        estimate: {
+          microLamportsPerComputeUnit: price,
+          ...(tip === undefined ? {} : { tipLamports: tip }),
+          probability: round4(advice.probability),
+          reachable: advice.reachable,
+          outcomes: curve.outcomes,
+        },
+      };
+    };
+    const overall = this.curve(bundle, null, withinSlots);
+    const { advice, estimate } = estimateOf(overall);
+    const byRoute: Record<string, RouteEstimate> = {};
+    for (const route of [...new Set(this.followed.filter((o) => o.bundle === bundle).map((o) => o.route))].sort()) {
+      const curve = this.curve(bundle, route, withinSlots);
+      if (curve.outcomes >= ROUTE_MIN_OUTCOMES) byRoute[route] = estimateOf(curve).estimate;
+    }
+    const landed = this.followed.filter(
+      (o) => o.bundle === bundle && o.rank !== null && landedWithin(o, withinSlots, this.now(), this.slotMs()),
+    );
+    const priority = Math.ceil((estimate.microLamportsPerComputeUnit * request.computeUnits) / 1_000_000);
+    const table = bundle ? snapshot.tips : snapshot.prices;
+    const nearby = advice.nearbyOutcomes;
+    return {
+      ...estimate,
+      withinSlots,
+      feeLamports: Number(LAMPORTS_PER_SIGNATURE) * request.signatures + priority + (estimate.tipLamports ?? 0),
+      byRoute,
+      evidence: {
+        outcomes: overall.outcomes,
+        landedWithin: landed.length,
+        windowSeconds: OUTCOME_WINDOW_MS / 1_000,
+        priorWeight: PRIOR_WEIGHT,
+        marketRank: round4(advice.rank),
+        market: {
+          slots: RANK_SLOTS,
+          samples: bundle ? snapshot.tipSamples : snapshot.transactions,
+          percentiles:
+            table === null
+              ? null
+              : {
+                  p25: priceAt(table, 0.25),
+                  p50: priceAt(table, 0.5),
+                  p75: priceAt(table, 0.75),
+                  p90: priceAt(table, 0.9),
+                  p95: priceAt(table, 0.95),
+                  p99: priceAt(table, 0.99),
+                },
+        },
+        confidence: overall.outcomes === 0 ? 'none' : nearby < 30 ? 'low' : nearby < 100 ? 'medium' : 'high',
+        nearbyOutcomes: nearby,
+      },
+    };
+  }
+}
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;

@@ -1,0 +1,112 @@
+/**
+ * The chance of landing within k slots as a function of where a transaction's price stood in
+ * the market when it was sent (its rank, 0 the cheapest of what landed around it, 1 the
+ * dearest; market-ranks.ts), learnt from outcomes. No I/O.
+ *
+ * The curve is an isotonic regression (pool adjacent violators): the most likely
+ * non-decreasing curve through the outcomes, assuming only that paying more never lowers the
+ * chance. A prior joins the outcomes as PRIOR_WEIGHT pseudo-outcomes spread over the ranks,
+ * each landing with a chance equal to its rank: with no outcomes the advice for a chance p is
+ * the market's p-th percentile; with hundreds, the outcomes decide. Between the pooled
+ * blocks' mean ranks the curve is linear, so that the advice moves smoothly with p and a
+ * transaction sent at the advised rank is predicted the chance asked for.
+ */
+
+/** An outcome as the curve reads it: its rank when sent, and whether it landed within the slots asked. */
+export interface RankedOutcome {
+  readonly rank: number;
+  readonly landed: boolean;
+}
+
+/** The pseudo-outcomes of the prior, in all. */
+export const PRIOR_WEIGHT = 20;
+const PRIOR_POINTS = 20;
+
+export interface CurvePoint {
+  /** The mean rank of the block's outcomes. */
+  readonly rank: number;
+  readonly probability: number;
+  /** Real outcomes pooled in this block (pseudo-outcomes not counted). */
+  readonly outcomes: number;
+}
+
+export interface LandingCurve {
+  /** Ascending in rank and in probability. */
+  readonly points: readonly CurvePoint[];
+  /** Real outcomes it rests on. */
+  readonly outcomes: number;
+}
+
+interface Block {
+  weight: number;
+  sum: number;
+  rankSum: number;
+  outcomes: number;
+}
+
+/** The curve through `outcomes` (and the prior). */
+export function fitCurve(outcomes: readonly RankedOutcome[]): LandingCurve {
+  const items: Block[] = outcomes.map(({ rank, landed }) => ({ weight: 1, sum: landed ? 1 : 0, rankSum: rank, outcomes: 1 }));
+  const pseudo = PRIOR_WEIGHT / PRIOR_POINTS;
+  for (let i = 0; i < PRIOR_POINTS; i++) {
+    const rank = (i + 0.5) / PRIOR_POINTS;
+    items.push({ weight: pseudo, sum: pseudo * rank, rankSum: pseudo * rank, outcomes: 0 });
+  }
+  items.sort((a, b) => a.rankSum / a.weight - b.rankSum / b.weight);
+  const stack: Block[] = [];
+  for (const item of items) {
+    let block = { ...item };
+    while (stack.length > 0 && stack[stack.length - 1]!.sum / stack[stack.length - 1]!.weight >= block.sum / block.weight) {
+      const below = stack.pop()!;
+      block = {
+        weight: below.weight + block.weight,
+        sum: below.sum + block.sum,
+        rankSum: below.rankSum + block.rankSum,
+        outcomes: below.outcomes + block.outcomes,
+      };
+    }
+    stack.push(block);
+  }
+  return {
+    points: stack.map((b) => ({ rank: b.rankSum / b.weight, probability: b.sum / b.weight, outcomes: b.outcomes })),
+    outcomes: outcomes.length,
+  };
+}
+
+/** The chance the curve gives a transaction sent at `rank`. */
+export function probabilityAt(curve: LandingCurve, rank: number): number {
+  const { points } = curve;
+  if (rank <= points[0]!.rank) return points[0]!.probability;
+  for (let i = 1; i < points.length; i++) {
+    const [a, b] = [points[i - 1]!, points[i]!];
+    if (rank <= b.rank) return a.probability + ((rank - a.rank) / (b.rank - a.rank)) * (b.probability - a.probability);
+  }
+  return points[points.length - 1]!.probability;
+}
+
+export interface RankAdvice {
+  /** The lowest rank the curve gives the chance asked for, or 1 when none does. */
+  readonly rank: number;
+  /** The chance at that rank: the one asked for, or the best the curve offers when it is lower. */
+  readonly probability: number;
+  /** Whether some rank reaches the chance asked for. */
+  readonly reachable: boolean;
+  /** Real outcomes in the blocks around that rank. */
+  readonly nearbyOutcomes: number;
+}
+
+/** The lowest rank at which the curve reaches `probability`. */
+export function rankFor(curve: LandingCurve, probability: number): RankAdvice {
+  const { points } = curve;
+  const first = points[0]!;
+  if (first.probability >= probability) return { rank: 0, probability: first.probability, reachable: true, nearbyOutcomes: first.outcomes };
+  for (let i = 1; i < points.length; i++) {
+    const [a, b] = [points[i - 1]!, points[i]!];
+    if (b.probability >= probability) {
+      const rank = a.rank + ((probability - a.probability) / (b.probability - a.probability)) * (b.rank - a.rank);
+      return { rank, probability, reachable: true, nearbyOutcomes: a.outcomes + b.outcomes };
+    }
+  }
+  const last = points[points.length - 1]!;
+  return { rank: 1, probability: last.probability, reachable: false, nearbyOutcomes: last.outcomes };
+}

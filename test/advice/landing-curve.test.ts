@@ -1,0 +1,57 @@
+/**
+ * The landing curve: non-decreasing in rank whatever the outcomes, the market's own percentile
+ * with no outcomes (the prior), the rank where outcomes start landing once they are many, and
+ * a prediction at the advised rank equal to the chance asked for.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fitCurve, probabilityAt, rankFor } from '../../src/advice/landing-curve';
+
+/** A generator of numbers in [0, 1), seeded: the same outcomes on every run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+}
+
+describe('landing curve', () => {
+  it('with no outcomes advises the market percentile equal to the chance asked for', () => {
+    const curve = fitCurve([]);
+    assert.equal(curve.outcomes, 0);
+    for (const p of [0.1, 0.5, 0.9]) assert.ok(Math.abs(rankFor(curve, p).rank - p) < 0.03, `rank for ${p}: ${rankFor(curve, p).rank}`);
+  });
+
+  it('is non-decreasing in rank even when the outcomes are not', () => {
+    const random = seeded(7);
+    const outcomes = Array.from({ length: 500 }, () => ({ rank: random(), landed: random() < 0.5 }));
+    const curve = fitCurve(outcomes);
+    for (let i = 1; i < curve.points.length; i++) assert.ok(curve.points[i]!.probability > curve.points[i - 1]!.probability);
+    let last = -1;
+    for (let r = 0; r <= 1; r += 0.01) {
+      const p = probabilityAt(curve, r);
+      assert.ok(p >= last - 1e-12, `at ${r}: ${p} after ${last}`);
+      last = p;
+    }
+  });
+
+  it('learns where outcomes start landing: with 2,000 outcomes landing above rank 0.6 (95 %) the advice for 0.9 is just above 0.6', () => {
+    const random = seeded(11);
+    const outcomes = Array.from({ length: 2_000 }, () => {
+      const rank = random();
+      return { rank, landed: rank > 0.6 ? random() < 0.95 : random() < 0.05 };
+    });
+    const curve = fitCurve(outcomes);
+    const advice = rankFor(curve, 0.9);
+    assert.ok(advice.reachable);
+    assert.ok(advice.rank > 0.58 && advice.rank < 0.68, `rank ${advice.rank}`);
+    assert.ok(Math.abs(probabilityAt(curve, advice.rank) - 0.9) < 1e-9, 'the prediction at the advised rank is the chance asked for');
+    assert.ok(probabilityAt(curve, 0.3) < 0.1);
+  });
+
+  it('says when no rank reaches the chance asked for, and answers the top of the market with the best chance it has', () => {
+    const outcomes = Array.from({ length: 1_000 }, (_, i) => ({ rank: i / 1_000, landed: i % 2 === 0 }));
+    const advice = rankFor(fitCurve(outcomes), 0.95);
+    assert.equal(advice.reachable, false);
+    assert.equal(advice.rank, 1);
+    assert.ok(advice.probability < 0.95 && advice.probability > 0.4, String(advice.probability));
+  });
+});
