@@ -113,5 +113,26 @@ describe("the landing benchmark's figures", () => {
     );
     assert.match(checks[1]!.detail, /\(a\) missed 10 %, \(b\) 15 %/);
     assert.equal(targetChecks([{ ...load, load: 1 }])[0]!.met, null, 'not measured at load 2');
+    const decile = (from: number, predicted: number, observed: number, samples: number) => ({
+      from,
+      to: from + 0.1,
+      predicted,
+      observed,
+      samples,
+    });
+    const withCalibration = (deciles: ReturnType<typeof decile>[]) =>
+      targetChecks([
+        {
+          ...load,
+          calibration: { gateway: { withinSlots: 8, deciles, brier: 0.1, samples: 500 }, gatewayNote: null },
+        } as unknown as LoadFigures,
+      ])[3]!.met;
+    assert.equal(
+      withCalibration([decile(0.9, 0.94, 0.9, 300), decile(0.1, 0.15, 0.6, 99)]),
+      true,
+      'a decile under 100 samples is not judged',
+    );
+    assert.equal(withCalibration([decile(0.9, 0.94, 0.83, 300)]), false, '11 points off');
+    assert.equal(withCalibration([decile(0.9, 0.94, 0.94, 99)]), false, 'no decile with 100 samples');
   });
 });
