@@ -13,7 +13,7 @@ const COLOURS: Record<SenderName, string> = {
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function landingMarketChart(market: LandingMarket): string {
-  const width = 760;
+  const width = 900;
   const height = 420;
   const left = 70;
   const top = 60;
