@@ -29,6 +29,7 @@ import { gatewayDir, startGateway, type GatewayKind } from './landing-gateways';
 import { followUntilSettled, jsonRpc, keepBlockhashFresh, sleep, type Call } from './landing-load';
 import { advisedOverpayment, clientCalibration, landingMarketStatistics, senderFigures, targetChecks } from './landing-market-figures';
 import type { Calibration, LandingMarket, LoadFigures } from './landing-market-shapes';
+import { parseLandingOptions, type LandingOptions } from './landing-market-options';
 import { landingMarketTable } from './landing-market-table';
 import { landingMarketChart } from './landing-market-svg';
 import { viaGateway, viaWeb3, UserSender, type Pricing, type SenderName } from './landing-senders';
@@ -38,8 +39,6 @@ import { cpuMicros, machineTicks } from './proc-cpu';
 import { createKey, startLedger, type ServerProcess } from './processes';
 
 const SLOT_MS = 400;
-/** The market's loads, in block capacities: below, at, twice and four times what the blocks hold. */
-const LOADS = [0.5, 1, 2, 4];
 /** The block's units: the market's default (docs/LEDGER.md, The market). */
 const BLOCK_UNITS = 200_000;
 const WITHIN_SLOTS = 8;
@@ -73,28 +72,6 @@ const DESCRIPTIONS: Record<SenderName, string> = {
   calibration: '(a) calibration stream, advice for p from 0.05 to 0.95',
 };
 
-interface Options {
-  readonly quick: boolean;
-  readonly loads: readonly number[];
-  readonly sendSeconds: number;
-  readonly warmSeconds: number;
-  readonly maxWaitSeconds: number;
-}
-
-function parseOptions(argv: readonly string[]): Options {
-  const quick = argv.includes('--quick');
-  const value = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
-  const loadsText = value('--loads');
-  const loads = loadsText === undefined ? (quick ? [2] : LOADS) : loadsText.split(',').map(Number);
-  if (loads.some((load) => !Number.isFinite(load) || load <= 0 || load > 16))
-    throw new Error(`--loads: numbers from 0 to 16, comma-separated (got ${loadsText})`);
-  const secondsText = value('--seconds');
-  const sendSeconds = secondsText === undefined ? (quick ? 20 : 75) : Number(secondsText);
-  if (!Number.isInteger(sendSeconds) || sendSeconds < 5 || sendSeconds > 600)
-    throw new Error(`--seconds: a whole number from 5 to 600 (got ${secondsText})`);
-  return { quick, loads, sendSeconds, warmSeconds: quick ? 10 : 20, maxWaitSeconds: quick ? 30 : 60 };
-}
-
 /** An endless deck of the calibration probabilities, each round shuffled. */
 function calibrationDeck(): () => number {
   let deck: number[] = [];
@@ -106,7 +83,7 @@ function calibrationDeck(): () => number {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-async function measureLoad(load: number, options: Options, work: string): Promise<LoadFigures> {
+async function measureLoad(load: number, options: LandingOptions, work: string): Promise<LoadFigures> {
   const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
   const servers: ServerProcess[] = [];
   const pools: Pool[] = [];
@@ -327,7 +304,12 @@ function mergeIntoLatest(file: string, market: LandingMarket): void {
 }
 
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
+  const options = parseLandingOptions(process.argv.slice(2));
+  if (typeof options === 'string') {
+    process.stderr.write(`bench:landing: ${options}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const measured = commitMeasured();
   const at = new Date().toISOString();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-landing-market-'));
