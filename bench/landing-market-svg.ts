@@ -49,7 +49,7 @@ export function landingMarketChart(market: LandingMarket): string {
       out.push(`<circle cx="${x(point.load).toFixed(1)}" cy="${y(point.pct).toFixed(1)}" r="3.5" fill="${COLOURS[name]}"/>`);
     const description = market.loads[0]!.senders.find((sender) => sender.sender === name)!.description;
     out.push(`<rect x="${left + plotW + 20}" y="${top + i * 22}" width="12" height="12" fill="${COLOURS[name]}"/>`);
-    out.push(`<text x="${left + plotW + 38}" y="${top + i * 22 + 11}" font-size="11">${escape(description.slice(0, 34))}</text>`);
+    out.push(`<text x="${left + plotW + 38}" y="${top + i * 22 + 11}" font-size="11">${escape(description.slice(0, 55))}</text>`);
   });
   out.push('</svg>');
   return out.join('\n') + '\n';
