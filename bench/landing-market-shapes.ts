@@ -1,5 +1,6 @@
 /** What `npm run bench:landing` measures (landing-market.ts), as bench/results/latest.json keeps it under `landing.market`. */
 import type { SenderName } from './landing-senders';
+import type { CpuShares } from './proc-cpu';
 
 /** A median ratio that may be unbounded: a price over a lowest landed price of 0. */
 export type Ratio = number | 'unbounded' | null;
@@ -84,14 +85,7 @@ export interface LoadFigures {
   /** Slots whose blocks were read (for the lowest landed price), and those that could not be. */
   readonly blocks: { readonly read: number; readonly unread: number };
   /** CPU while sending, % of one core: each process, the whole machine (others' work included), what the host stole. */
-  readonly cpu: {
-    readonly clusterPct: number;
-    readonly gatewaysPct: { readonly all: number; readonly jito: number; readonly tpu: number };
-    readonly benchPct: number;
-    readonly machineBusyPct: number;
-    readonly machineStealPct: number;
-    readonly cores: number;
-  };
+  readonly cpu: CpuShares<'all' | 'jito' | 'tpu'>;
 }
 
 export interface TargetCheck {

@@ -35,7 +35,7 @@ import { landingMarketChart } from './landing-market-svg';
 import { viaGateway, viaWeb3, UserSender, type Pricing, type SenderName } from './landing-senders';
 import { commitMeasured } from './machine-state';
 import { median } from './median';
-import { cpuMicros, machineTicks } from './proc-cpu';
+import { cpuDuring } from './proc-cpu';
 import { createKey, startLedger, type ServerProcess } from './processes';
 
 const SLOT_MS = 400;
@@ -83,6 +83,150 @@ function calibrationDeck(): () => number {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+/** One load's processes: the cluster, its node's JSON-RPC, the three gateways and their keys. */
+interface Stage {
+  readonly ledger: ServerProcess;
+  readonly node: Call;
+  readonly all: ServerProcess;
+  readonly jito: ServerProcess;
+  readonly tpu: ServerProcess;
+  /** Key by name: (a)'s and the calibration stream's `advised`, `plain` (its estimates), `lowFee`, `jito`, `tpu`. */
+  readonly keys: Readonly<Record<string, string>>;
+}
+
+/** Which gateway each key is created in: a key per sender, so that each has a report of its own. */
+const KEYS: Record<GatewayKind, string[]> = { all: ['advised', 'plain', 'lowFee'], jito: ['jito'], tpu: ['tpu'], rpc: [] };
+
+/** Starts the cluster at `load` and the three gateways under `dir`; every process started is in `servers`, the cluster first. */
+async function startStage(load: number, dir: string, servers: ServerProcess[], pool: (url: string) => Pool): Promise<Stage> {
+  log(`load ${load}: starting the cluster (market at ${load} × ${BLOCK_UNITS.toLocaleString('en-US')} units a block) and three gateways`);
+  const ledger = await startLedger(path.join(dir, 'cluster'), SLOT_MS, ['--market', String(load), '--block-units', String(BLOCK_UNITS)]);
+  servers.push(ledger);
+  const kinds: GatewayKind[] = ['all', 'jito', 'tpu'];
+  const keys: Record<string, string> = {};
+  for (const kind of kinds) for (const name of KEYS[kind]) keys[name] = await createKey(gatewayDir(kind, dir), name);
+  const started = await Promise.allSettled(kinds.map((kind) => startGateway(kind, ledger.url, dir)));
+  for (const result of started) if (result.status === 'fulfilled') servers.push(result.value);
+  for (const result of started) if (result.status === 'rejected') throw result.reason;
+  const [all, jito, tpu] = servers.slice(1) as [ServerProcess, ServerProcess, ServerProcess];
+  return { ledger, node: jsonRpc(pool(ledger.url)), all, jito, tpu, keys };
+}
+
+/** The tip (c) pays: the tip floor's 50th percentile, read again while sending. */
+class TipToPay {
+  private lamports: number | null = null;
+  source = 'not read yet';
+  readonly paid: number[] = [];
+
+  constructor(
+    private readonly stage: Stage,
+    private readonly watcher: BlockWatcher,
+  ) {}
+
+  async read(): Promise<void> {
+    const floor = await tipFloorP50(this.stage.jito.url, this.stage.keys.jito!, this.watcher.recentTips(TIP_FLOOR_SLOTS));
+    if (floor.lamports !== null) this.lamports = Math.max(MIN_TIP_LAMPORTS, floor.lamports);
+    this.source = floor.source;
+  }
+
+  /** The tip for the next transaction (Jito's minimum before any floor is known). */
+  next(): number {
+    const tip = this.lamports ?? MIN_TIP_LAMPORTS;
+    this.paid.push(tip);
+    return tip;
+  }
+}
+
+/** The five senders, the calibration stream, and the advice they ask. */
+interface Senders {
+  readonly senders: readonly UserSender[];
+  readonly calibration: UserSender;
+  readonly advisor: LandingAdvisor;
+  readonly tpuAdvisor: LandingAdvisor;
+  readonly plainCall: Call;
+}
+
+function makeSenders(stage: Stage, load: number, tip: TipToPay, pool: (url: string) => Pool): Senders {
+  const { all, jito, tpu, keys } = stage;
+  const gateway = (server: ServerProcess, key: string): Call => jsonRpc(pool(server.url), { 'x-api-key': key });
+  const advisor = new LandingAdvisor(gateway(all, keys.advised!));
+  const tpuAdvisor = new LandingAdvisor(gateway(tpu, keys.tpu!));
+  const plainCall = gateway(all, keys.plain!);
+  const runId = `${process.pid} ${Date.now()} ${load}`;
+  const adviceFor =
+    (advice: LandingAdvisor, probability: () => number): Pricing =>
+    async (accountKeys) => {
+      const answer = await advice.advise({ accountKeys, computeUnits: 600, probability: probability(), withinSlots: WITHIN_SLOTS });
+      return { price: answer.price, tip: 0, probability: answer.probability };
+    };
+  const through = (server: ServerProcess, key: string) => viaGateway(pool(server.url), key);
+  const senders = [
+    new UserSender(
+      'advised',
+      adviceFor(advisor, () => PROBABILITY),
+      through(all, keys.advised!),
+      runId,
+    ),
+    new UserSender(
+      'plain',
+      async (accountKeys) => ({ price: await levelEstimate(plainCall, accountKeys, 'Medium'), tip: 0, probability: null }),
+      viaWeb3(stage.ledger.url),
+      runId,
+    ),
+    new UserSender('jito', async () => ({ price: 0, tip: tip.next(), probability: null }), through(jito, keys.jito!), runId),
+    new UserSender(
+      'tpu',
+      adviceFor(tpuAdvisor, () => PROBABILITY),
+      through(tpu, keys.tpu!),
+      runId,
+    ),
+    new UserSender('lowFee', async () => ({ price: LOW_PRICE, tip: 0, probability: null }), through(all, keys.lowFee!), runId),
+  ];
+  const calibration = new UserSender(
+    'calibration',
+    adviceFor(new LandingAdvisor(gateway(all, keys.advised!)), calibrationDeck()),
+    through(all, keys.advised!),
+    runId,
+  );
+  return { senders, calibration, advisor, tpuAdvisor, plainCall };
+}
+
+/** Asks each gateway's advice once a slot for `seconds`: the market fills the blocks, and the advice reads the blocks it rests on. */
+async function warmUp(made: Senders, seconds: number): Promise<void> {
+  const until = Date.now() + seconds * 1000;
+  const question = { accountKeys: [made.senders[0]!.address], computeUnits: 600, probability: PROBABILITY, withinSlots: WITHIN_SLOTS };
+  while (Date.now() < until) {
+    await Promise.allSettled([
+      made.advisor.advise(question),
+      made.tpuAdvisor.advise(question),
+      levelEstimate(made.plainCall, question.accountKeys, 'Medium'),
+    ]);
+    await sleep(SLOT_MS);
+  }
+}
+
+/** The user traffic: every TICK_MS one transaction from each sender, in turns, and the calibration stream's share. */
+async function sendUserTraffic(made: Senders, node: Call, seconds: number): Promise<void> {
+  const blockhash = await keepBlockhashFresh(node);
+  const ticks = Math.floor((seconds * 1000) / TICK_MS);
+  const calibrationPerTick = (CALIBRATION_PER_SLOT * TICK_MS) / SLOT_MS;
+  const { senders, calibration } = made;
+  const started = performance.now();
+  try {
+    for (let tick = 0; tick < ticks; tick++) {
+      const wait = started + tick * TICK_MS - performance.now();
+      if (wait > 0) await sleep(wait);
+      // Rotated, so that no sender is always the first to reach the cluster in a tick.
+      for (let i = 0; i < senders.length; i++) senders[(tick + i) % senders.length]!.send(node, blockhash.current);
+      const calibrationNow = Math.floor((tick + 1) * calibrationPerTick) - Math.floor(tick * calibrationPerTick);
+      for (let i = 0; i < calibrationNow; i++) calibration.send(node, blockhash.current);
+    }
+  } finally {
+    blockhash.stop();
+  }
+  await Promise.all([...senders, calibration].map((sender) => sender.settle()));
+}
+
 async function measureLoad(load: number, options: LandingOptions, work: string): Promise<LoadFigures> {
   const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
   const servers: ServerProcess[] = [];
@@ -96,175 +240,56 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
     return made;
   };
   try {
-    log(`load ${load}: starting the cluster (market at ${load} × ${BLOCK_UNITS.toLocaleString('en-US')} units a block) and three gateways`);
-    const ledger = await startLedger(path.join(dir, 'cluster'), SLOT_MS, ['--market', String(load), '--block-units', String(BLOCK_UNITS)]);
-    servers.push(ledger);
-    const node = jsonRpc(pool(ledger.url));
-    const kinds: GatewayKind[] = ['all', 'jito', 'tpu'];
-    const keyNames: Record<GatewayKind, string[]> = { all: ['advised', 'plain', 'lowFee'], jito: ['jito'], tpu: ['tpu'], rpc: [] };
-    const keys: Record<string, string> = {};
-    for (const kind of kinds) for (const name of keyNames[kind]) keys[name] = await createKey(gatewayDir(kind, dir), name);
-    const started = await Promise.allSettled(kinds.map((kind) => startGateway(kind, ledger.url, dir)));
-    for (const result of started) if (result.status === 'fulfilled') servers.push(result.value);
-    for (const result of started) if (result.status === 'rejected') throw result.reason;
-    const [all, jito, tpu] = started.map((result) => (result as PromiseFulfilledResult<ServerProcess>).value) as [
-      ServerProcess,
-      ServerProcess,
-      ServerProcess,
-    ];
-    const gateway = (server: ServerProcess, key: string): Call => jsonRpc(pool(server.url), { 'x-api-key': key });
-    const advisedCall = gateway(all, keys.advised!);
-    const plainCall = gateway(all, keys.plain!);
-    const tpuCall = gateway(tpu, keys.tpu!);
-    const advisor = new LandingAdvisor(advisedCall);
-    const tpuAdvisor = new LandingAdvisor(tpuCall);
-
+    const stage = await startStage(load, dir, servers, pool);
+    const { node } = stage;
     const watcher = new BlockWatcher(node, await node<number>('getSlot', [{ commitment: 'confirmed' }]));
-    let tip: number | null = null;
-    let tipSource = 'not read yet';
-    const tipsPaid: number[] = [];
-    const readTipFloor = async () => {
-      const floor = await tipFloorP50(jito.url, keys.jito!, watcher.recentTips(TIP_FLOOR_SLOTS));
-      if (floor.lamports !== null) tip = Math.max(MIN_TIP_LAMPORTS, floor.lamports);
-      tipSource = floor.source;
-    };
+    const tip = new TipToPay(stage, watcher);
+    const made = makeSenders(stage, load, tip, pool);
+    const everyone = [...made.senders, made.calibration];
+    for (const sender of everyone) await node('requestAirdrop', [sender.address, SENDER_LAMPORTS]);
 
-    const runId = `${process.pid} ${Date.now()} ${load}`;
-    const adviceFor =
-      (advice: LandingAdvisor, probability: () => number): Pricing =>
-      async (accountKeys) => {
-        const answer = await advice.advise({ accountKeys, computeUnits: 600, probability: probability(), withinSlots: WITHIN_SLOTS });
-        return { price: answer.price, tip: 0, probability: answer.probability };
-      };
-    const nextProbability = calibrationDeck();
-    const senders = [
-      new UserSender(
-        'advised',
-        adviceFor(advisor, () => PROBABILITY),
-        viaGateway(pool(all.url), keys.advised!),
-        runId,
-      ),
-      new UserSender(
-        'plain',
-        async (accountKeys) => ({ price: await levelEstimate(plainCall, accountKeys, 'Medium'), tip: 0, probability: null }),
-        viaWeb3(ledger.url),
-        runId,
-      ),
-      new UserSender(
-        'jito',
-        async () => {
-          const paid = tip ?? MIN_TIP_LAMPORTS;
-          tipsPaid.push(paid);
-          return { price: 0, tip: paid, probability: null };
-        },
-        viaGateway(pool(jito.url), keys.jito!),
-        runId,
-      ),
-      new UserSender(
-        'tpu',
-        adviceFor(tpuAdvisor, () => PROBABILITY),
-        viaGateway(pool(tpu.url), keys.tpu!),
-        runId,
-      ),
-      new UserSender(
-        'lowFee',
-        async () => ({ price: LOW_PRICE, tip: 0, probability: null }),
-        viaGateway(pool(all.url), keys.lowFee!),
-        runId,
-      ),
-    ];
-    const calibration = new UserSender(
-      'calibration',
-      adviceFor(new LandingAdvisor(gateway(all, keys.advised!)), nextProbability),
-      viaGateway(pool(all.url), keys.advised!),
-      runId,
-    );
-    for (const sender of [...senders, calibration]) await node('requestAirdrop', [sender.address, SENDER_LAMPORTS]);
-
-    // Warm-up: the market fills the blocks, and the gateways' advice reads the blocks it rests on.
     log(`load ${load}: warming up for ${options.warmSeconds} s (the market congests the cluster, the gateways read its blocks)`);
-    const warmUntil = Date.now() + options.warmSeconds * 1000;
-    const someKeys = [senders[0]!.address];
-    while (Date.now() < warmUntil) {
-      await Promise.allSettled([
-        advisor.advise({ accountKeys: someKeys, computeUnits: 600, probability: PROBABILITY, withinSlots: WITHIN_SLOTS }),
-        tpuAdvisor.advise({ accountKeys: someKeys, computeUnits: 600, probability: PROBABILITY, withinSlots: WITHIN_SLOTS }),
-        levelEstimate(plainCall, someKeys, 'Medium'),
-      ]);
-      await sleep(SLOT_MS);
-    }
-    await readTipFloor();
+    await warmUp(made, options.warmSeconds);
+    await tip.read();
+    const sendingSince = Date.now();
 
     log(
       `load ${load}: sending for ${options.sendSeconds} s (${1000 / TICK_MS} a second from each of 5 senders, ${(CALIBRATION_PER_SLOT * 1000) / SLOT_MS} a second of calibration)`,
     );
-    const blockhash = await keepBlockhashFresh(node);
-    const tipRefresher = setInterval(() => void readTipFloor().catch(() => {}), TIP_FLOOR_REFRESH_MS);
-    const cpuBefore = {
-      processes: servers.map((server) => cpuMicros(server.pid)),
-      bench: process.cpuUsage(),
-      machine: machineTicks(),
-      at: performance.now(),
-    };
-    const ticks = Math.floor((options.sendSeconds * 1000) / TICK_MS);
-    const calibrationPerTick = (CALIBRATION_PER_SLOT * TICK_MS) / SLOT_MS;
-    const sendStarted = performance.now();
+    const tipRefresher = setInterval(() => void tip.read().catch(() => {}), TIP_FLOOR_REFRESH_MS);
+    const cpuMeter = cpuDuring(stage.ledger.pid, { all: stage.all.pid, jito: stage.jito.pid, tpu: stage.tpu.pid });
     try {
-      for (let tick = 0; tick < ticks; tick++) {
-        const wait = sendStarted + tick * TICK_MS - performance.now();
-        if (wait > 0) await sleep(wait);
-        // Rotated, so that no sender is always the first to reach the cluster in a tick.
-        for (let i = 0; i < senders.length; i++) senders[(tick + i) % senders.length]!.send(node, blockhash.current);
-        const calibrationNow = Math.floor((tick + 1) * calibrationPerTick) - Math.floor(tick * calibrationPerTick);
-        for (let i = 0; i < calibrationNow; i++) calibration.send(node, blockhash.current);
-      }
+      await sendUserTraffic(made, node, options.sendSeconds);
     } finally {
-      blockhash.stop();
       clearInterval(tipRefresher);
     }
-    const elapsedUs = (performance.now() - cpuBefore.at) * 1000;
-    const machineNow = machineTicks();
-    const total = machineNow.total - cpuBefore.machine.total;
-    const cores = os.cpus().length;
-    const share = (us: number) => Math.round((1000 * us) / elapsedUs) / 10;
-    const used = servers.map((server, i) => cpuMicros(server.pid) - cpuBefore.processes[i]!);
-    const benchUsed = process.cpuUsage(cpuBefore.bench);
-    const cpu = {
-      clusterPct: share(used[0]!),
-      gatewaysPct: { all: share(used[1]!), jito: share(used[2]!), tpu: share(used[3]!) },
-      benchPct: share(benchUsed.user + benchUsed.system),
-      machineBusyPct: Math.round((1000 * cores * (total - (machineNow.idle - cpuBefore.machine.idle))) / total) / 10,
-      machineStealPct: Math.round((1000 * cores * (machineNow.steal - cpuBefore.machine.steal)) / total) / 10,
-      cores,
-    };
-    await Promise.all([...senders, calibration].map((sender) => sender.settle()));
+    const cpu = cpuMeter.end();
 
     log(`load ${load}: following every transaction until it landed or expired (at most ${options.maxWaitSeconds} s)`);
-    const everything = [...senders, calibration].flatMap((sender) => sender.sent);
+    const everything = everyone.flatMap((sender) => sender.sent);
     const waitedSeconds = await followUntilSettled(everything, node, options.maxWaitSeconds * 1000);
-    const lastLanded = Math.max(0, ...everything.map((entry) => entry.landedSlot ?? 0));
-    await watcher.stop(lastLanded);
+    await watcher.stop(Math.max(0, ...everything.map((entry) => entry.landedSlot ?? 0)));
 
     // The gateway's calibration, once its tracker has seen the last ones land (it checks every 2 s).
     await sleep(3_000);
-    const gatewayCalibration = await readGatewayCalibration(advisedCall, Math.ceil((Date.now() - warmUntil) / 1000) + 60, advisor.fallback);
+    const advisedCall = jsonRpc(pool(stage.all.url), { 'x-api-key': stage.keys.advised! });
+    const since = Math.ceil((Date.now() - sendingSince) / 1000) + 60;
+    const gatewayCalibration = await readGatewayCalibration(advisedCall, since, made.advisor.fallback);
 
-    const advised = senders[0]!;
-    const figures = senders.map((sender) => senderFigures(sender, DESCRIPTIONS[sender.name], watcher.slots, WITHIN_SLOTS));
-    figures.push(senderFigures(calibration, DESCRIPTIONS.calibration, watcher.slots, WITHIN_SLOTS));
+    const advised = made.senders[0]!;
     return {
       load,
       blockUnits: BLOCK_UNITS,
       sendSeconds: options.sendSeconds,
       waitedSeconds: Math.round(waitedSeconds * 10) / 10,
-      senders: figures,
+      senders: everyone.map((sender) => senderFigures(sender, DESCRIPTIONS[sender.name], watcher.slots, WITHIN_SLOTS)),
       advisedOverpayment: advisedOverpayment(advised, watcher.slots),
-      adviceSource: advisor.fallback ?? 'getLandingEstimate',
-      tipFloor: { lamportsMedian: tipsPaid.length === 0 ? null : median(tipsPaid), source: tipSource },
+      adviceSource: made.advisor.fallback ?? 'getLandingEstimate',
+      tipFloor: { lamportsMedian: tip.paid.length === 0 ? null : median(tip.paid), source: tip.source },
       calibration: {
         gateway: gatewayCalibration.calibration,
         gatewayNote: gatewayCalibration.note,
-        client: clientCalibration([...advised.sent, ...calibration.sent], WITHIN_SLOTS),
+        client: clientCalibration([...advised.sent, ...made.calibration.sent], WITHIN_SLOTS),
       },
       blocks: { read: watcher.slots.size, unread: watcher.unread },
       cpu,
