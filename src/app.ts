@@ -16,6 +16,9 @@ import { startMarket } from './market/start-market';
 import { PriorityFeeAdvice } from './advice/priority-fee-estimate';
 import { RecentFees } from './advice/recent-fees';
 import { LandingAdvice } from './advice/landing-advice';
+import { TipFloor } from './advice/tip-floor';
+import { ownTipFloor, passedThroughTipFloor } from './advice/tip-floor-reader';
+import { createUpstreamTipFloor } from './advice/upstream-tip-floor';
 import { replayJournal } from './ledger/recover-ledger';
 import { createMemoryRateLimiter } from './limits/rate-limiter-memory';
 import { createRedisRateLimiter } from './limits/rate-limiter-redis';
@@ -92,6 +95,8 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   // The fee advice reads through the router the pipeline makes (once it is made), and the pipeline's reports read its calibration.
   const recentFees = new RecentFees((method, params) => submissions.router.call(method, params));
   const landingAdvice = new LandingAdvice(recentFees, (query) => journal.outcomes(query));
+  // Fed with the tips of the bundles the tracker sees land; read by the tip floor path and stream.
+  const tipFloor = new TipFloor();
   const submissions = await assemblePipeline(config, {
     journal,
     refusalCounts,
@@ -99,6 +104,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     ledger,
     claims,
     initialSeq: replay.lastSeq,
+    landedTips: tipFloor,
     logError,
     calibration: (sinceMs, keyId) => landingAdvice.calibrationReport(sinceMs, keyId),
   });
@@ -115,6 +121,10 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     idempotencyKeys,
     feeAdvice: new PriorityFeeAdvice(recentFees),
     landingAdvice,
+    tipFloor:
+      config.tipFloorUrl === ''
+        ? ownTipFloor(tipFloor)
+        : passedThroughTipFloor(tipFloor, createUpstreamTipFloor(config.tipFloorUrl), (message) => listeners.server.log.warn(message)),
   });
 
   await submissions.start();

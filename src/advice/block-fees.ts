@@ -7,6 +7,7 @@
 import bs58 from 'bs58';
 import { computeBudgetOf, isStaticWritable } from '../leader/compute-budget';
 import { tipOf } from '../leader/block-auction';
+import { priorityAndCost } from '../leader/scheduler-priority';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../validation/wire-transaction';
 
 const VOTE_PROGRAM = bs58.decode('Vote111111111111111111111111111111111111111');
@@ -20,6 +21,8 @@ export interface FeeSample {
   readonly failed: boolean;
   /** Lamports it transferred to the block engine's tip accounts (0 for most). */
   readonly tip: number;
+  /** Agave's scheduling priority: what the leader keeps of its fee × 1,000,000 / (its cost + 1). */
+  readonly priority: number;
 }
 
 export interface SlotFees {
@@ -63,5 +66,12 @@ function sampleOf(entry: unknown): FeeSample | string {
   if (Array.isArray(loaded)) for (const address of loaded) if (typeof address === 'string') accounts.push(address);
   const vote = wire.instructions.some((ix) => wire.staticAccountKeys[ix.programIdIndex]?.equals(VOTE_PROGRAM) === true);
   const failed = (meta as { err?: unknown } | null | undefined)?.err != null;
-  return { price: Number(computeBudgetOf(wire).unitPrice), accounts, vote, failed, tip: Number(tipOf([wire])) };
+  return {
+    price: Number(computeBudgetOf(wire).unitPrice),
+    accounts,
+    vote,
+    failed,
+    tip: Number(tipOf([wire])),
+    priority: Number(priorityAndCost(wire).priority),
+  };
 }

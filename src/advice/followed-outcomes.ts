@@ -1,6 +1,6 @@
 /**
  * Slipway's own outcomes as the landing advice reads them (journal rows, any gateway's):
- * what each transaction paid (its compute-unit price, or a bundle's tip), the accounts it
+ * what each transaction paid (its scheduling priority, or a bundle's tip), the accounts it
  * wrote, where that stood in the market when it was received (market-ranks.ts), and whether
  * it landed within k slots — known once it landed, ended, or waited long enough that it no
  * longer can. A bundle is one outcome (its first transaction's row, its tip that of all its
@@ -10,7 +10,7 @@ import type { TransactionOutcome } from '../stores/journal';
 import type { TransactionState } from '../core/transaction-states';
 import { writableStaticAddresses } from './block-fees';
 import { tipOf } from '../leader/block-auction';
-import { computeBudgetOf } from '../leader/compute-budget';
+import { priorityAndCost } from '../leader/scheduler-priority';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../validation/wire-transaction';
 import { transactionRank, rankIn, type MarketSnapshot } from './market-ranks';
 
@@ -27,7 +27,7 @@ export interface Followed {
   readonly bundle: boolean;
   readonly route: string;
   readonly createdAt: number;
-  /** Micro-lamports per compute unit (transactions), or lamports of tip (bundles). */
+  /** Agave's scheduling priority (transactions), or lamports of tip (bundles). */
   readonly paid: number;
   readonly accounts: readonly string[];
   /** Where `paid` stood in the market when it was received, or null when no snapshot covers that moment. */
@@ -68,7 +68,7 @@ export function followedOf(
 function transactionOutcome(row: TransactionOutcome, snapshotAt: (atMs: number) => MarketSnapshot | undefined): Followed | null {
   const wire = parse(row.wire);
   if (wire === null) return null;
-  const paid = Number(computeBudgetOf(wire).unitPrice);
+  const paid = Number(priorityAndCost(wire).priority);
   const accounts = writableStaticAddresses(wire);
   const snapshot = snapshotAt(row.createdAt);
   const rank = snapshot === undefined ? null : transactionRank(snapshot, paid, accounts);

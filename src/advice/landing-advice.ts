@@ -22,10 +22,11 @@ import { CALIBRATION_SLOTS } from '../reports/calibration-statistics';
 import { followedOf, landedWithin, type Followed } from './followed-outcomes';
 import { fitCurve, probabilityAt, rankFor, PRIOR_WEIGHT, type LandingCurve } from './landing-curve';
 import { parseLandingEstimateRequest, type LandingEstimateRequest } from './landing-estimate-request';
-import { priceAt, priceForRank, snapshotOf, RANK_SLOTS, type MarketSnapshot } from './market-ranks';
+import { priceAt, priorityForRank, snapshotOf, RANK_SLOTS, type MarketSnapshot } from './market-ranks';
+import { priceForPriority } from './priority-price';
 import { MAX_LOOKBACK_SLOTS, type RecentFees } from './recent-fees';
-import { LAMPORTS_PER_SIGNATURE } from '../leader/compute-budget';
 import { MIN_TIP_LAMPORTS } from '../leader/block-auction';
+import type { LandingEstimate, RouteEstimate } from '../core/landing-estimate';
 
 const FOLLOW_MS = 1_000;
 const ACTIVE_MS = 10 * 60_000;
@@ -34,39 +35,6 @@ const MAX_OUTCOMES = 20_000;
 /** A route is advised for on its own once this many of its outcomes are known. */
 const ROUTE_MIN_OUTCOMES = 30;
 const DEFAULT_SLOT_MS = 400;
-
-export interface RouteEstimate {
-  readonly microLamportsPerComputeUnit: number;
-  readonly tipLamports?: number;
-  readonly probability: number;
-  readonly reachable: boolean;
-  readonly outcomes: number;
-}
-
-export interface LandingEstimate extends RouteEstimate {
-  readonly withinSlots: number;
-  /** The fee this transaction pays at that price: signatures and priority (lamports), and the tip for a bundle. */
-  readonly feeLamports: number;
-  readonly byRoute: Record<string, RouteEstimate>;
-  readonly evidence: {
-    /** Outcomes known within `withinSlots`, and how many of them landed. */
-    readonly outcomes: number;
-    readonly landedWithin: number;
-    readonly windowSeconds: number;
-    /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with. */
-    readonly priorWeight: number;
-    /** Where the advice stands in the market (0..1). */
-    readonly marketRank: number;
-    readonly market: {
-      readonly slots: number;
-      readonly samples: number;
-      readonly percentiles: Record<'p25' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99', number> | null;
-    };
-    /** Real outcomes near the advised rank: none (the market's percentile alone), low (< 30), medium (< 100), high. */
-    readonly confidence: 'none' | 'low' | 'medium' | 'high';
-    readonly nearbyOutcomes: number;
-  };
-}
 
 export class LandingAdvice {
   private readonly snapshots: MarketSnapshot[] = [];
@@ -198,15 +166,16 @@ export class LandingAdvice {
 
   private answer(request: LandingEstimateRequest): LandingEstimate {
     const snapshot = this.snapshots[this.snapshots.length - 1]!;
-    const { bundle, probability, withinSlots } = request;
+    const { bundle, probability, withinSlots, shape } = request;
     const estimateOf = (curve: LandingCurve) => {
       const advice = rankFor(curve, probability);
       const tip = bundle ? Math.max(Number(MIN_TIP_LAMPORTS), snapshot.tips === null ? 0 : priceAt(snapshot.tips, advice.rank)) : undefined;
-      const price = bundle ? 0 : priceForRank(snapshot, advice.rank, request.accounts);
+      const priority = bundle ? 0 : priorityForRank(snapshot, advice.rank, request.accounts);
       return {
         advice,
+        priority,
         estimate: {
-          microLamportsPerComputeUnit: price,
+          microLamportsPerComputeUnit: bundle ? 0 : priceForPriority(priority, shape),
           ...(tip === undefined ? {} : { tipLamports: tip }),
           probability: round4(advice.probability),
           reachable: advice.reachable,
@@ -215,22 +184,21 @@ export class LandingAdvice {
       };
     };
     const overall = this.curve(bundle, null, withinSlots);
-    const { advice, estimate } = estimateOf(overall);
+    const { advice, priority, estimate } = estimateOf(overall);
     const byRoute: Record<string, RouteEstimate> = {};
     for (const route of [...new Set(this.followed.filter((o) => o.bundle === bundle).map((o) => o.route))].sort()) {
       const curve = this.curve(bundle, route, withinSlots);
       if (curve.outcomes >= ROUTE_MIN_OUTCOMES) byRoute[route] = estimateOf(curve).estimate;
     }
-    const landed = this.followed.filter(
-      (o) => o.bundle === bundle && o.rank !== null && landedWithin(o, withinSlots, this.now(), this.slotMs()),
-    );
-    const priority = Math.ceil((estimate.microLamportsPerComputeUnit * request.computeUnits) / 1_000_000);
-    const table = bundle ? snapshot.tips : snapshot.prices;
+    const [now, slotMs] = [this.now(), this.slotMs()];
+    const landed = this.followed.filter((o) => o.bundle === bundle && o.rank !== null && landedWithin(o, withinSlots, now, slotMs));
+    const priorityFee = Math.ceil((estimate.microLamportsPerComputeUnit * shape.unitLimit) / 1_000_000);
+    const table = bundle ? snapshot.tips : snapshot.priorities;
     const nearby = advice.nearbyOutcomes;
     return {
       ...estimate,
       withinSlots,
-      feeLamports: Number(LAMPORTS_PER_SIGNATURE) * request.signatures + priority + (estimate.tipLamports ?? 0),
+      feeLamports: Number(shape.baseFee) + priorityFee + (estimate.tipLamports ?? 0),
       byRoute,
       evidence: {
         outcomes: overall.outcomes,
@@ -238,6 +206,9 @@ export class LandingAdvice {
         windowSeconds: OUTCOME_WINDOW_MS / 1_000,
         priorWeight: PRIOR_WEIGHT,
         marketRank: round4(advice.rank),
+        priority,
+        cost: shape.cost,
+        computeUnits: shape.unitLimit,
         market: {
           slots: RANK_SLOTS,
           samples: bundle ? snapshot.tipSamples : snapshot.transactions,

@@ -1,13 +1,13 @@
 /**
  * `getLandingEstimate`'s params, parsed once at the edge: `[{transaction | accountKeys +
  * computeUnits, probability, withinSlots, bundle?}]`. The transaction is base64 (as
- * Slipway's sends take it); from it come the accounts it writes, its compute-unit limit and
- * its signatures. Each refusal names the parameter and says what is expected.
+ * Slipway's sends take it); from it come the accounts it writes and what its price turns on
+ * (priority-price.ts). Each refusal names the parameter and says what is expected.
  */
 import { writableStaticAddresses } from './block-fees';
 import { addressesParam, MAX_ACCOUNTS, transactionParam } from './priority-fee-request';
 import { MAX_LOOKBACK_SLOTS } from './recent-fees';
-import { computeBudgetOf } from '../leader/compute-budget';
+import { shapeOfAccounts, shapeOfWire, type PriceShape } from './priority-price';
 
 const FIELDS = new Set(['transaction', 'accountKeys', 'computeUnits', 'probability', 'withinSlots', 'bundle']);
 /** Solana's most compute units a transaction may ask. */
@@ -19,9 +19,8 @@ const SHAPE = 'getLandingEstimate takes [{transaction (base64) or accountKeys an
 
 export interface LandingEstimateRequest {
   readonly accounts: readonly string[];
-  readonly computeUnits: number;
-  /** Signatures the fee is paid for (1 when only accounts are given). */
-  readonly signatures: number;
+  /** What its price turns on: its cost, unit limit and base fee. */
+  readonly shape: PriceShape;
   readonly probability: number;
   readonly withinSlots: number;
   readonly bundle: boolean;
@@ -50,7 +49,7 @@ export function parseLandingEstimateRequest(params: readonly unknown[]): Landing
     if (typeof wire === 'string') return wire;
     const accounts = writableStaticAddresses(wire);
     if (accounts.length > MAX_ACCOUNTS) return `params[0].transaction writes ${accounts.length} accounts; at most ${MAX_ACCOUNTS}`;
-    return { accounts, computeUnits: computeBudgetOf(wire).unitLimit, signatures: wire.signatures.length, ...chance };
+    return { accounts, shape: shapeOfWire(wire), ...chance };
   }
   if (fields.accountKeys === undefined) return `${SHAPE}: params[0] needs transaction, or accountKeys and computeUnits`;
   const accounts = addressesParam(fields.accountKeys, 'params[0].accountKeys');
@@ -58,5 +57,5 @@ export function parseLandingEstimateRequest(params: readonly unknown[]): Landing
   const { computeUnits } = fields;
   if (typeof computeUnits !== 'number' || !Number.isInteger(computeUnits) || computeUnits < 1 || computeUnits > MAX_COMPUTE_UNITS)
     return `params[0].computeUnits must be an integer from 1 to ${MAX_COMPUTE_UNITS} (the transaction's compute-unit limit); got ${JSON.stringify(computeUnits ?? null).slice(0, 40)}`;
-  return { accounts, computeUnits, signatures: 1, ...chance };
+  return { accounts, shape: shapeOfAccounts(accounts.length, computeUnits), ...chance };
 }

@@ -1,10 +1,11 @@
 /**
- * Where a price stands in the market of the moment: a snapshot of the prices (and tips) that
- * landed in the last RANK_SLOTS blocks, kept as percentile tables so that thousands of
- * snapshots cost little, and the rank of a price in it (0..1). Per account too, for the
- * accounts written often enough to have a market of their own (a hot account): a transaction
- * writing one ranks by the lower of its two ranks, and the price for a rank is the higher
- * of the two prices, as the fee levels take the largest over their series. No I/O.
+ * Where a transaction stands in the market of the moment: a snapshot of the scheduling
+ * priorities (and tips) that landed in the last RANK_SLOTS blocks, kept as percentile tables so
+ * that thousands of snapshots cost little, and the rank of a priority in it (0..1). Per
+ * account too, for the accounts written often enough to have a market of their own (a hot
+ * account): a transaction writing one ranks by the lower of its two ranks, and the priority
+ * for a rank is the higher of the two, as the fee levels take the largest over their series.
+ * Priorities rather than prices, because the leader orders by them (priority-price.ts). No I/O.
  */
 import type { SlotFees } from './block-fees';
 import { percentile } from './fee-levels';
@@ -15,15 +16,16 @@ export const RANK_SLOTS = 20;
 const ACCOUNT_MARKET_SAMPLES = 20;
 const STEPS = 100;
 
-/** Percentiles 0..100 of a series of prices, ascending. */
+/** Percentiles 0..100 of a series (priorities, tips), ascending. */
 export type PriceTable = Float64Array;
 
 export interface MarketSnapshot {
   readonly atMs: number;
   readonly slot: number;
-  /** Landed priced transactions the snapshot rests on (votes and failed ones left out). */
+  /** Landed transactions the snapshot rests on (votes and failed ones left out). */
   readonly transactions: number;
-  readonly prices: PriceTable | null;
+  /** Their scheduling priorities. */
+  readonly priorities: PriceTable | null;
   /** Landed tips (lamports) of transactions that paid one. */
   readonly tips: PriceTable | null;
   readonly tipSamples: number;
@@ -32,18 +34,18 @@ export interface MarketSnapshot {
 
 /** The snapshot of `window` (newest first; the first RANK_SLOTS are read) at `atMs`. */
 export function snapshotOf(window: readonly SlotFees[], atMs: number): MarketSnapshot {
-  const prices: number[] = [];
+  const priorities: number[] = [];
   const tips: number[] = [];
   const byAccount = new Map<string, number[]>();
   for (const { samples } of window.slice(0, RANK_SLOTS)) {
     for (const sample of samples) {
       if (sample.vote || sample.failed) continue;
-      prices.push(sample.price);
+      priorities.push(sample.priority);
       if (sample.tip > 0) tips.push(sample.tip);
       for (const account of sample.accounts) {
         const series = byAccount.get(account);
-        if (series === undefined) byAccount.set(account, [sample.price]);
-        else series.push(sample.price);
+        if (series === undefined) byAccount.set(account, [sample.priority]);
+        else series.push(sample.priority);
       }
     }
   }
@@ -52,8 +54,8 @@ export function snapshotOf(window: readonly SlotFees[], atMs: number): MarketSna
   return {
     atMs,
     slot: window[0]?.slot ?? 0,
-    transactions: prices.length,
-    prices: tableOf(prices),
+    transactions: priorities.length,
+    priorities: tableOf(priorities),
     tips: tableOf(tips),
     tipSamples: tips.length,
     accounts,
@@ -83,7 +85,7 @@ export function rankIn(table: PriceTable, value: number): number {
   return (low + high) / 2 / STEPS;
 }
 
-/** The price at `rank` in `table`, rounded up. */
+/** The value at `rank` in `table`, rounded up. */
 export function priceAt(table: PriceTable, rank: number): number {
   const position = Math.min(1, Math.max(0, rank)) * STEPS;
   const i = Math.floor(position);
@@ -92,24 +94,24 @@ export function priceAt(table: PriceTable, rank: number): number {
   return Math.ceil(a + (position - i) * (b - a));
 }
 
-/** A transaction's rank: the lower of its rank in the market and in the markets of the accounts it writes that have one. */
-export function transactionRank(snapshot: MarketSnapshot, price: number, accounts: readonly string[]): number | null {
-  if (snapshot.prices === null) return null;
-  let rank = rankIn(snapshot.prices, price);
+/** A transaction's rank: the lower of its priority's rank in the market and in the markets of the accounts it writes that have one. */
+export function transactionRank(snapshot: MarketSnapshot, priority: number, accounts: readonly string[]): number | null {
+  if (snapshot.priorities === null) return null;
+  let rank = rankIn(snapshot.priorities, priority);
   for (const account of accounts) {
     const table = snapshot.accounts.get(account);
-    if (table !== undefined) rank = Math.min(rank, rankIn(table, price));
+    if (table !== undefined) rank = Math.min(rank, rankIn(table, priority));
   }
   return rank;
 }
 
-/** The price for `rank`: the higher of the market's and of the markets of these accounts. */
-export function priceForRank(snapshot: MarketSnapshot, rank: number, accounts: readonly string[]): number {
-  if (snapshot.prices === null) return 0;
-  let price = priceAt(snapshot.prices, rank);
+/** The priority for `rank`: the higher of the market's and of the markets of these accounts. */
+export function priorityForRank(snapshot: MarketSnapshot, rank: number, accounts: readonly string[]): number {
+  if (snapshot.priorities === null) return 0;
+  let priority = priceAt(snapshot.priorities, rank);
   for (const account of accounts) {
     const table = snapshot.accounts.get(account);
-    if (table !== undefined) price = Math.max(price, priceAt(table, rank));
+    if (table !== undefined) priority = Math.max(priority, priceAt(table, rank));
   }
-  return price;
+  return priority;
 }

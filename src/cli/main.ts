@@ -42,10 +42,15 @@ Commands:
                                                   p50/p99 in ms and slots), per key and for all keys, over the last
                                                   DURATION (15m, 24h, 7d; default 24h): the journal, or the cluster's
   status [--url URL] [--token T] [--json]        a running gateway's figures (from its /metrics and /health)
-  send [--url URL] [--key KEY] [--batch | --bundle] [--anti-mev] [--json] [--timeout-s S] FILE...
+  send [--url URL] [--key KEY] [--batch | --bundle] [--anti-mev] [--json] [--timeout-s S]
+       [--fee auto|N --keypair FILE [--land-within K] [--probability P]] FILE...
                                                   send signed transactions from files (raw bytes, or Base64 one
                                                   per line), wait until each is final, print each outcome
-                                                  (exit 1 unless all landed; the key may be in $SLIPWAY_API_KEY)
+                                                  (exit 1 unless all landed; the key may be in $SLIPWAY_API_KEY);
+                                                  --fee auto sets the compute-unit price the gateway advises for a
+                                                  chance P (default 0.9) of landing within K slots (default 8),
+                                                  --fee N sets N micro-lamports a unit; either signs again with
+                                                  the fee payer's keypair FILE
   api-docs [--out DIR]                            write the OpenAPI document, the JSON-RPC method table and
                                                   CONFIG.md's settings table (default: docs/)
   demo                                            run the whole job end to end on a fresh embedded ledger

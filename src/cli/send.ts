@@ -4,22 +4,38 @@
  * prints what became of each. Exit status 0 only if every one landed.
  *
  * A file holds one transaction as raw bytes, or Base64 text with one transaction per line.
+ *
+ * `--fee auto --keypair FILE` asks the gateway's getLandingEstimate for each transaction (the
+ * chance `--probability`, default 0.9, of landing within `--land-within` slots, default 8) and
+ * sets that compute-unit price, signing it again with the fee payer's key (priority-fee.ts);
+ * `--fee N` sets N micro-lamports a unit.
  */
 import fs from 'node:fs';
 import { createSlipwayClient, SlipwayClientError, type SubmissionStatus } from '../client';
 import { firstSignature } from '../client/transaction-input';
 import { resolveConfig } from '../config/config';
 import { parseOptions } from './parse-options';
+import { MAX_PRICE, readKeypair, withPriorityFee } from './priority-fee';
 
 interface Item {
   readonly source: string;
-  readonly base64: string;
+  base64: string;
+  /** The price `--fee` set, with the advice it came from. */
+  fee?: FeeSet;
   signature?: string;
   state?: SubmissionStatus['state'] | 'refused';
   slot?: number | null;
   reason?: string | null;
   code?: number;
 }
+
+interface FeeSet {
+  readonly microLamportsPerComputeUnit: number;
+  readonly advice?: { probability: number; withinSlots: number; reachable: boolean; outcomes: number; confidence: string };
+}
+
+/** What `--fee` asks: a price, or advice for a chance within some slots. */
+type FeeRequest = { readonly price: number } | { readonly probability: number; readonly withinSlots: number };
 
 const FINAL = new Set(['landed', 'failed', 'expired', 'rejected', 'refused']);
 const POLL_MS = 500;
@@ -33,6 +49,10 @@ export async function runSend(args: string[]): Promise<number> {
     'anti-mev': { type: 'boolean' },
     json: { type: 'boolean' },
     'timeout-s': { type: 'string' },
+    fee: { type: 'string' },
+    keypair: { type: 'string' },
+    'land-within': { type: 'string' },
+    probability: { type: 'string' },
     'data-dir': { type: 'string' },
     config: { type: 'string' },
   });
@@ -46,6 +66,9 @@ export async function runSend(args: string[]): Promise<number> {
   if (!(timeoutS > 0)) throw new Error('send: --timeout-s must be a positive number of seconds');
   const config = resolveConfig({ dataDir: values['data-dir'], config: values.config });
   const url = values.url ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+
+  const feeRequest = feeRequestOf(values);
+  const payer = feeRequest === undefined ? undefined : readKeypair(values.keypair!);
 
   const items = positionals.flatMap(readTransactions);
   if ((values.batch || values.bundle) && items.length > 5)
@@ -61,6 +84,19 @@ export async function runSend(args: string[]): Promise<number> {
         signature: item.signature ?? signatureOf(item.base64),
       });
   };
+
+  if (feeRequest !== undefined) {
+    for (const item of items) {
+      const fee = await feeFor(item, feeRequest, client);
+      try {
+        item.base64 = withPriorityFee(item.base64, fee.microLamportsPerComputeUnit, payer!);
+      } catch (error) {
+        throw new Error(`send: ${item.source}: ${(error as Error).message}`, { cause: error });
+      }
+      item.fee = fee;
+      if (!values.json) process.stderr.write(`${item.source}  ${describeFee(fee)}\n`);
+    }
+  }
 
   const antiMev = values['anti-mev'] === true;
   if (values.bundle) {
@@ -120,6 +156,61 @@ export async function runSend(args: string[]): Promise<number> {
     for (const item of items) process.stdout.write(`${describe(item)}\n`);
   }
   return items.every((i) => i.state === 'landed') ? 0 : 1;
+}
+
+/** `--fee`, `--land-within` and `--probability` as asked, or undefined without `--fee`; throws saying what is wrong. */
+function feeRequestOf(values: Record<string, string | boolean | undefined>): FeeRequest | undefined {
+  const { fee, keypair } = values as Record<string, string | undefined>;
+  const within = values['land-within'] as string | undefined;
+  const probability = values.probability as string | undefined;
+  if (fee === undefined) {
+    if (within !== undefined || probability !== undefined) throw new Error('send: --land-within and --probability go with --fee auto');
+    if (keypair !== undefined) throw new Error('send: --keypair goes with --fee (the key that signs the transaction again)');
+    return undefined;
+  }
+  if (values.bundle)
+    throw new Error('send: --fee applies to single sends and batches (a bundle pays by its tip: ask getLandingEstimate with bundle: true)');
+  if (keypair === undefined)
+    throw new Error(
+      "send: --fee changes the transaction, which must then be signed again: give its fee payer's keypair file with --keypair FILE",
+    );
+  if (fee !== 'auto') {
+    if (within !== undefined || probability !== undefined)
+      throw new Error('send: --land-within and --probability go with --fee auto, not a price of your own');
+    const price = /^[0-9]{1,16}$/.test(fee) ? Number(fee) : NaN;
+    if (!(price <= MAX_PRICE))
+      throw new Error(
+        `send: --fee must be auto or a whole number of micro-lamports per compute unit; got ${JSON.stringify(fee.slice(0, 40))}`,
+      );
+    return { price };
+  }
+  const slots = Number(within ?? 8);
+  if (!Number.isInteger(slots) || slots < 1 || slots > 150)
+    throw new Error(`send: --land-within must be a whole number of slots from 1 to 150; got ${within}`);
+  const chance = Number(probability ?? 0.9);
+  if (!(chance >= 0.01 && chance <= 0.99)) throw new Error(`send: --probability must be a number from 0.01 to 0.99; got ${probability}`);
+  return { probability: chance, withinSlots: slots };
+}
+
+async function feeFor(item: Item, request: FeeRequest, client: ReturnType<typeof createSlipwayClient>): Promise<FeeSet> {
+  if ('price' in request) return { microLamportsPerComputeUnit: request.price };
+  let estimate;
+  try {
+    estimate = await client.getLandingEstimate({ transaction: item.base64, ...request });
+  } catch (error) {
+    throw new Error(`send: ${item.source}: the gateway gave no fee advice: ${(error as Error).message}`, { cause: error });
+  }
+  const { microLamportsPerComputeUnit, probability, withinSlots, reachable, evidence } = estimate;
+  return {
+    microLamportsPerComputeUnit,
+    advice: { probability, withinSlots, reachable, outcomes: evidence.outcomes, confidence: evidence.confidence },
+  };
+}
+
+function describeFee({ microLamportsPerComputeUnit, advice }: FeeSet): string {
+  if (advice === undefined) return `fee set: ${microLamportsPerComputeUnit} micro-lamports per compute unit`;
+  const chance = `${Math.round(advice.probability * 100)} % within ${advice.withinSlots} slots`;
+  return `fee advised: ${microLamportsPerComputeUnit} micro-lamports per compute unit for ${chance}${advice.reachable ? '' : ' (the best on offer)'}, from ${advice.outcomes} outcomes, confidence ${advice.confidence}`;
 }
 
 /** A refused transaction's first signature, to name it by, when its bytes have one. */

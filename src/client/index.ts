@@ -2,6 +2,8 @@
 export {
   createSlipwayClient,
   type BundleResult,
+  type LandingEstimate,
+  type LandingEstimateRequest,
   type LandingReport,
   type SendOptions,
   type SlipwayClient,

@@ -13,6 +13,7 @@
  */
 import { computeBundleId } from '../core/bundle-id';
 import type { LandingReport } from '../core/landing-report';
+import type { LandingEstimate, LandingEstimateRequest } from '../core/landing-estimate';
 import { SlipwayClientError } from './slipway-client-error';
 import { firstSignature, toBase64, type TransactionInput } from './transaction-input';
 
@@ -83,9 +84,11 @@ export interface SlipwayClient {
   getStatuses(ids: readonly string[]): Promise<(SubmissionStatus | null)[]>;
   /** How this key's submissions did over the last `since` (seconds, or a duration such as "24h"; 24 h by default): docs/API.md, getLandingReport. */
   getLandingReport(since?: number | string): Promise<LandingReport>;
+  /** The priority fee (or a bundle's tip) for a chance of landing within k slots, with its evidence: docs/FEES.md, getLandingEstimate. */
+  getLandingEstimate(request: LandingEstimateRequest): Promise<LandingEstimate>;
 }
 
-export type { LandingReport };
+export type { LandingReport, LandingEstimate, LandingEstimateRequest };
 
 const BATCH_PATH = '/submit-batch';
 
@@ -200,6 +203,10 @@ export function createSlipwayClient(options: SlipwayClientOptions): SlipwayClien
 
     getLandingReport(since) {
       return call<LandingReport>('getLandingReport', since === undefined ? [] : [{ since }]);
+    },
+
+    getLandingEstimate(request) {
+      return call<LandingEstimate>('getLandingEstimate', [request]);
     },
   };
 }

@@ -106,6 +106,8 @@ const CHECKS: {
     }
     return identities;
   },
+  tipFloorUrl: (raw, where) =>
+    serviceUrl('tipFloorUrl', raw, ['https:', 'http:'], 'https://bundles.jito.wtf/api/v1/bundles/tip_floor', where),
   redisUrl: (raw, where) => serviceUrl('redisUrl', raw, ['redis:', 'rediss:'], 'redis://127.0.0.1:6379/0', where),
   postgresUrl: (raw, where) =>
     serviceUrl('postgresUrl', raw, ['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/slipway', where),
@@ -161,7 +163,13 @@ export function checkSchemaName(schema: string): string {
 const commaList = (raw: string): string[] => (raw.trim() === '' ? [] : raw.split(',').map((item) => item.trim()));
 
 /** A service's URL, checked now so that a typo stops start-up with its reason. */
-function serviceUrl(name: 'redisUrl' | 'postgresUrl', raw: string, protocols: readonly string[], example: string, where: string): string {
+function serviceUrl(
+  name: 'redisUrl' | 'postgresUrl' | 'tipFloorUrl',
+  raw: string,
+  protocols: readonly string[],
+  example: string,
+  where: string,
+): string {
   if (raw.trim() === '') return '';
   let url: URL;
   try {

@@ -128,6 +128,17 @@ export const SETTINGS = {
       'transaction, its error and logs; outcome `simulation_failed`) and nothing is sent. Without such an upstream, or when ' +
       'it cannot answer, bundles go unsimulated. `false`: never simulated first (a failing bundle is then sent and rejected).',
   }),
+  tipFloorUrl: text({
+    default: '',
+    env: 'SLIPWAY_TIP_FLOOR_URL',
+    flags: { serve: '--tip-floor-url' },
+    shownDefault: "(none: Slipway's own)",
+    doc:
+      "A block engine's tip floor in Jito's shape (`http://` or `https://`, e.g. " +
+      '`https://bundles.jito.wtf/api/v1/bundles/tip_floor`), which `GET /api/v1/bundles/tip_floor` and its stream then ' +
+      "pass on: read at most once a second, within 2 s and 16 KB, its shape checked; when it cannot be read, Slipway's " +
+      'own (from the bundles it saw land) is answered instead (docs/FEES.md, Tip floor).',
+  }),
   duplicateTtlMs: integer({
     default: 120_000,
     min: 1_000,

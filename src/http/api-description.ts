@@ -204,6 +204,65 @@ const jsonRpcPath = (summary: string) => ({
   },
 });
 
+/** Jito's tip floor entry (tip-floor-route.ts; advice/tip-floor.ts). */
+const tipFloorEntry = {
+  type: 'object',
+  required: [
+    'time',
+    'landed_tips_25th_percentile',
+    'landed_tips_50th_percentile',
+    'landed_tips_75th_percentile',
+    'landed_tips_95th_percentile',
+    'landed_tips_99th_percentile',
+    'ema_landed_tips_50th_percentile',
+  ],
+  properties: {
+    time: { type: 'string', description: "the minute (ISO 8601, UTC); the engine's own when passed through (tipFloorUrl)" },
+    landed_tips_25th_percentile: { type: 'number', description: 'SOL' },
+    landed_tips_50th_percentile: { type: 'number', description: 'SOL' },
+    landed_tips_75th_percentile: { type: 'number', description: 'SOL' },
+    landed_tips_95th_percentile: { type: 'number', description: 'SOL' },
+    landed_tips_99th_percentile: { type: 'number', description: 'SOL' },
+    ema_landed_tips_50th_percentile: { type: 'number', description: 'SOL' },
+  },
+};
+
+/** Jito's tip floor and its stream (tip-floor-route.ts, tip-stream.ts). */
+const TIP_FLOOR_PATHS = {
+  '/api/v1/bundles/tip_floor': {
+    get: {
+      summary:
+        "Jito's tip floor: landed bundles' tips at the 25th–99th percentiles and the EMA of the median, in SOL (docs/FEES.md); HEAD too",
+      security: apiKey,
+      responses: {
+        '200': {
+          description: 'the current entry, or an empty array when no bundle landed in the last five minutes (and no tipFloorUrl answered)',
+          content: {
+            'application/json': { schema: { type: 'array', maxItems: 1, items: { $ref: '#/components/schemas/TipFloorEntry' } } },
+          },
+        },
+        '400': codeMessage('a query parameter other than the key (-32602, naming it)'),
+        '401': codeMessage('missing, unknown or revoked API key'),
+        '405': codeMessage('a method other than GET or HEAD; Allow: GET, HEAD'),
+        '429': codeMessage("over the key's reads per second (-32097); Retry-After"),
+      },
+    },
+  },
+  '/api/v1/bundles/tip_stream': {
+    get: {
+      summary:
+        "Jito's tip stream (WebSocket): the tip floor's one-entry array at once on opening, then whenever it changes, at most once a second",
+      security: apiKey,
+      responses: {
+        '101': { description: 'the stream; it takes no messages (any closes it, 1008)' },
+        '401': codeMessage('missing, unknown or revoked API key'),
+        '426': codeMessage('a GET without a WebSocket handshake'),
+        '429': codeMessage("over the key's reads per second, or 4 streams open for the key"),
+      },
+    },
+  },
+};
+
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -238,6 +297,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...TIP_FLOOR_PATHS,
       '/health': {
         get: {
           summary: 'Liveness (no key)',
@@ -329,6 +389,7 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'object',
           properties: { code: { const: 1 }, message: { const: 'success' }, signatures: { type: 'array', items: { type: 'string' } } },
         },
+        TipFloorEntry: tipFloorEntry,
         CodeMessage: {
           type: 'object',
           required: ['code', 'message'],

@@ -27,7 +27,7 @@ export function registerFallbacks(app: FastifyInstance, bodyLimit: number): void
       code: 404,
       message:
         `no route for ${clip(request.method, 16)} ${clip(request.url.split('?')[0]!)}; Slipway serves POST /, POST /submit-batch, ` +
-        'POST /api/v1/transactions, POST /api/v1/bundles, GET /health, GET /metrics and GET /dashboard',
+        'POST /api/v1/transactions, POST /api/v1/bundles, GET /api/v1/bundles/tip_floor, GET /health, GET /metrics and GET /dashboard',
     });
   });
 

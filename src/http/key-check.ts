@@ -10,6 +10,7 @@ import type { ApiKeyRecord } from '../stores/key-store';
 import { OPERATOR_PATHS } from '../web/operator-access';
 import type { Admission } from './admission';
 import { jitoCredential, refuse } from './route-replies';
+import { TIP_FLOOR_PATH, TIP_STREAM_PATH } from './tip-floor-paths';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +18,7 @@ declare module 'fastify' {
   }
 }
 
-export const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles']);
+export const JITO_PATHS = new Set(['/api/v1/transactions', '/api/v1/bundles', TIP_FLOOR_PATH, TIP_STREAM_PATH]);
 
 export function checkApiKey(authenticator: Authenticator, admission: Admission) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {

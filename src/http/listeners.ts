@@ -7,6 +7,7 @@
  */
 import type { PriorityFeeAdvice } from '../advice/priority-fee-estimate';
 import type { LandingAdvice } from '../advice/landing-advice';
+import type { TipFloorReader } from '../advice/tip-floor-reader';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayConfig } from '../config/config';
@@ -21,6 +22,7 @@ import { freePortPair } from './port-pair';
 import { isLocalUpstream, readMethodPolicy } from './read-methods';
 import { createHttpServer } from './server';
 import { SubscriptionServer } from './subscriptions';
+import { TipStream } from './tip-stream';
 
 export type ListenerSettings = Pick<
   SlipwayConfig,
@@ -64,6 +66,8 @@ export interface ListenerParts {
   readonly idempotencyKeys: IdempotencyStore;
   readonly feeAdvice: PriorityFeeAdvice;
   readonly landingAdvice: LandingAdvice;
+  /** Jito's tip floor, as `GET /api/v1/bundles/tip_floor` and its stream answer it. */
+  readonly tipFloor: TipFloorReader;
 }
 
 export interface Listeners {
@@ -88,6 +92,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     ...parts.submissions,
     feeAdvice: parts.feeAdvice,
     landingAdvice: parts.landingAdvice,
+    tipFloor: parts.tipFloor,
     authenticator,
     validator: parts.validator,
     limits: keyLimits,
@@ -108,6 +113,14 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
       pollMs: IDEMPOTENCY_POLL_MS,
     },
   });
+  const logError = (error: unknown, what: string) => server.log.warn({ err: error }, `${what} failed`);
+  const tipStream = new TipStream({
+    tipFloor: parts.tipFloor,
+    authenticator,
+    keyLimits,
+    pingMs: settings.webSocketPingMs,
+    logError,
+  });
   const subscriptions = new SubscriptionServer({
     authenticator,
     router: parts.submissions.router,
@@ -123,7 +136,8 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     },
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: settings.httpRequestTimeoutMs,
-    logError: (error, what) => server.log.warn({ err: error }, `${what} failed`),
+    tipStream,
+    logError,
   });
   return {
     server,
@@ -140,6 +154,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     async close() {
       await subscriptions.close();
       await server.close();
+      await parts.tipFloor.close();
     },
   };
 }

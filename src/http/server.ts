@@ -3,7 +3,8 @@
  * the pipeline. No business rule lives here.
  *
  * Paths: `POST /` (JSON-RPC), `POST /submit-batch`, `POST /api/v1/transactions` and
- * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /health`, `GET /metrics`.
+ * `POST /api/v1/bundles` (Jito-style, the same methods as `/`), `GET /api/v1/bundles/tip_floor`
+ * (Jito's tip floor, tip-floor-route.ts), `GET /health`, `GET /metrics`.
  */
 import type { FastifyInstance } from 'fastify';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
@@ -23,6 +24,8 @@ import { registerOperatorRoutes, type OperatorRoutesOptions } from './operator-r
 import { requestIdOf } from './request-id';
 import { metaOf, parseAntiMev, sendReply } from './route-replies';
 import { createRouteHandlers, type RouteHandlersOptions } from './route-handlers';
+import { registerTipFloorRoutes } from './tip-floor-route';
+import type { TipFloorReader } from '../advice/tip-floor-reader';
 
 /** Request bodies above this size are refused: 5 transactions need about 8.5 KB. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -40,6 +43,8 @@ export type HttpServerOptions = RouteHandlersOptions &
     readonly admission: Admission;
     /** Submissions read and answered off the socket (lean-http.ts). */
     readonly leanHttp: boolean;
+    /** What `GET /api/v1/bundles/tip_floor` answers. */
+    readonly tipFloor: TipFloorReader;
   };
 
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
@@ -135,6 +140,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.post('/submit-batch', async (request, reply) =>
     sendReply(reply, await answerBatch(request.body, request.apiKey!, parseAntiMev(request), metaOf(request))),
   );
+  registerTipFloorRoutes(app, options);
   registerOperatorRoutes(app, options);
   registerFallbacks(app, BODY_LIMIT_BYTES);
   return app;

@@ -17,6 +17,9 @@
  * and in total (subscription-table.ts); a socket that does not answer pings, or holds no
  * subscription for the idle time, or reads its notifications too slowly, is closed.
  *
+ * The same upgrades reach Jito's tip stream (`/api/v1/bundles/tip_stream`, tip-stream.ts) by
+ * its path; every other path is PubSub.
+ *
  * One timer polls statuses for every open subscription (subscription-poller.ts). Subscriptions
  * are reads, and cost the operator's upstream as reads do: a subscribe counts one against the
  * key's reads per second (refused past it, as HTTP reads are), and so does polling.
@@ -37,6 +40,8 @@ import { isSubscriptionRefusal, parseSubscriptionRequest } from './subscription-
 import { CLOSE, sendMessage } from './subscription-socket';
 import { SubscriptionTable } from './subscription-table';
 import { checkUpgrade, rejectUpgrade } from './subscription-upgrade';
+import { TIP_STREAM_PATH } from './tip-floor-paths';
+import type { TipStream } from './tip-stream';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Housekeeping (revoked keys, idle sockets, pings) runs this often: a revoked key's sockets close within it. */
@@ -65,6 +70,8 @@ export interface SubscriptionServerOptions {
   /** The main port's time-outs, for the listener on port + 1. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** Jito's tip stream, served on its path (absent: that path is PubSub's like any other). */
+  readonly tipStream?: TipStream;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -145,6 +152,7 @@ export class SubscriptionServer {
     for (const [socket] of this.table.peers()) socket.close(CLOSE.goingAway, 'Slipway is shutting down');
     for (const socket of this.wss.clients) socket.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await this.options.tipStream?.close();
     // Its sockets are closed above: the listener's close does not wait on them.
     const beside = this.beside;
     if (beside !== undefined) await new Promise((resolve) => beside.close(resolve));
@@ -153,6 +161,10 @@ export class SubscriptionServer {
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const key = checkUpgrade(request, socket, this.options.admission, this.options.authenticator);
     if (key === null) return;
+    const { tipStream } = this.options;
+    // checkUpgrade has parsed the target.
+    if (tipStream !== undefined && new URL(request.url ?? '/', 'http://slipway').pathname === TIP_STREAM_PATH)
+      return tipStream.upgrade(request, socket, head, key);
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, key.presentedKey, key.keyId));
   }
 

@@ -17,6 +17,7 @@ import type { RefusalCounts } from '../stores/refusal-counts';
 import { RefusalCountBuffer } from '../reports/refusal-count-buffer';
 import type { Upstream } from '../upstreams/upstream';
 import { HoldQueue } from './hold-queue';
+import type { LandedTips } from './landed-tips';
 import { RecentRefusals } from './recent-refusals';
 import { RecentTransactions } from './recent-transactions';
 import { followUnfinished, warmDuplicateWindow } from './recovery';
@@ -58,6 +59,8 @@ export interface PipelineParts {
   readonly claims: DuplicateClaims | undefined;
   /** The journal's last sequence number once the embedded ledger has replayed it. */
   readonly initialSeq: number;
+  /** Told of each landed bundle's tip (the gateway's tip floor). */
+  readonly landedTips?: LandedTips;
   readonly logError: (error: unknown, what: string) => void;
   /** The landing advice's calibration, for the landing report. */
   readonly calibration?: CalibrationSource;
@@ -108,6 +111,7 @@ export async function assemblePipeline(settings: PipelineSettings, parts: Pipeli
     slotMs,
     window,
     slots,
+    landedTips: parts.landedTips,
     logError,
   });
   const holds = new HoldQueue({

@@ -7,6 +7,7 @@ import { fail, slipwayError, type Result } from '../errors/error-catalogue';
 import type { Journal, NewSubmission, SubmissionKind } from '../stores/journal';
 import type { Upstream } from '../upstreams/upstream';
 import type { ValidatedTransaction } from '../validation/validate-transaction';
+import { bundleTipLamports } from './landed-tips';
 import type { JournalState } from './route-send';
 import type { SubmissionContext } from './submission-shapes';
 import type { LandingTracker } from './landing-tracker';
@@ -73,6 +74,7 @@ export class JournalRecorder {
           polls: 0,
           submittedAt,
           receivedSlot,
+          tipLamports: bundleTipLamports(txs),
         });
       }
     }

@@ -12,7 +12,10 @@
  * as their first send, safe-window.ts); a round that finds none skips their resend without
  * counting it, and the send that follows records how long it waited and why.
  *
- * Bundles are polled with the bundle status of their route until `Landed` or `Failed`.
+ * Bundles are polled with the bundle status of their route until `Landed` or `Failed`; a
+ * landed bundle that paid a tip is told to `landedTips` (landed-tips.ts) with its landing
+ * time, once its landing is journaled (a round whose journal write fails tells nothing, and
+ * the next round that records it does).
  * The set of tracked transactions is bounded: when full, the most-retried ones are shed
  * (their state stays `forwarded`; counted in `slipway_rebroadcast_shed_total`).
  */
@@ -22,6 +25,7 @@ import { rebroadcastsTotal, rebroadcastShedTotal, trackedGauge } from '../metric
 import { windowOptions, type SafeWindow } from '../protection/safe-window';
 import { RoundLoop } from '../runtime/round-loop';
 import { sendToRoute } from './route-send';
+import type { LandedTips } from './landed-tips';
 import { LandingTimes, type Landing } from './landing-times';
 import type { SlotWatch } from './slot-watch';
 import type { Journal, SendRecord, StateChange, TransactionChange } from '../stores/journal';
@@ -57,6 +61,8 @@ export interface TrackedBundle {
   polls: number;
   readonly submittedAt: number;
   readonly receivedSlot?: number | null;
+  /** What its transactions tip (lamports, landed-tips.ts), computed when it was accepted. */
+  readonly tipLamports: number;
 }
 
 export interface TrackerOptions {
@@ -72,6 +78,8 @@ export interface TrackerOptions {
   readonly window?: SafeWindow;
   /** The last slot the gateway saw: receipts read it, and the tracker keeps it fresh. */
   readonly slots?: SlotWatch;
+  /** Told of each landed bundle's tip (absent: nobody listens). */
+  readonly landedTips?: LandedTips;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -296,6 +304,7 @@ export class LandingTracker {
 
   private async checkBundles(): Promise<void> {
     const landed: Landing[] = [];
+    const tipped: { tipLamports: number; change: number }[] = [];
     const changes: StateChange[] = [];
     const finishedBundles: TrackedBundle[] = [];
     const all = [...this.bundles.values()];
@@ -319,14 +328,16 @@ export class LandingTracker {
         bundle.polls += 1;
         if (status.status === 'Landed') {
           // Its transactions landed together: each gets the bundle's times.
+          const landedChanges = members({ state: 'landed', slot: status.landedSlot });
           landed.push({
             submittedAt: bundle.submittedAt,
             receivedSlot: bundle.receivedSlot ?? null,
             slot: status.landedSlot,
             route: bundle.upstreams,
             observed: status.landedSlot !== null,
-            changes: members({ state: 'landed', slot: status.landedSlot }),
+            changes: landedChanges,
           });
+          if (bundle.tipLamports > 0) tipped.push({ tipLamports: bundle.tipLamports, change: landedChanges[0]! });
         } else if (status.status === 'Failed')
           members({
             state: 'rejected',
@@ -351,6 +362,9 @@ export class LandingTracker {
       for (const bundle of finishedBundles) this.bundles.set(bundle.bundleId, bundle);
       throw error;
     }
+    const tips = this.options.landedTips;
+    // Timed above (landing-times.ts): every landed change has its landedAt.
+    if (tips !== undefined) for (const { tipLamports, change } of tipped) tips.record(tipLamports, changes[change]!.landedAt ?? Date.now());
   }
 
   /** Drops the most-retried hundredth of the tracked transactions (at least one). */

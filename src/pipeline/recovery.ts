@@ -14,6 +14,7 @@ import type { Upstream } from '../upstreams/upstream';
 import { digestWireTransaction } from '../validation/transaction-digest';
 import { restoreValidatedTransaction } from '../validation/validate-transaction';
 import type { HoldQueue } from './hold-queue';
+import { bundleTipLamports } from './landed-tips';
 import type { RecentTransactions } from './recent-transactions';
 import type { Router } from './router';
 import type { LandingTracker } from './landing-tracker';
@@ -88,6 +89,7 @@ function follow(entries: readonly JournalEntry[], { router, tracker, holds }: Fo
           upstreams,
           polls: 0,
           submittedAt: entry.createdAt,
+          tipLamports: bundleTipLamports(entry.transactions.map((tx) => restoreValidatedTransaction(tx.wire))),
         });
       continue;
     }

@@ -14,6 +14,7 @@ const sample = (price: number, accounts: string[] = [], extra: Partial<FeeSample
   vote: false,
   failed: false,
   tip: 0,
+  priority: price,
   ...extra,
 });
 const slot = (n: number, samples: FeeSample[]): SlotFees => ({ slot: n, samples });

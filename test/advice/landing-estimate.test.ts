@@ -38,8 +38,14 @@ describe('getLandingEstimate', () => {
     assert.equal(result.probability, 0.9);
     assert.equal(result.withinSlots, 8);
     assert.equal(result.reachable, true);
-    const { p75, p95 } = result.evidence.market.percentiles;
-    assert.ok(result.microLamportsPerComputeUnit >= p75 && result.microLamportsPerComputeUnit <= p95, JSON.stringify(result));
+    // The market's priorities at the 90th percentile, and a price that gives this transaction that priority.
+    const { priority, cost, computeUnits, market } = result.evidence;
+    assert.ok(priority >= market.percentiles.p75 && priority <= market.percentiles.p95, JSON.stringify(result.evidence));
+    // No transaction given: one signature, the fee payer's write lock, 600 units and the default 64 MiB loaded-data limit.
+    assert.deepEqual([cost, computeUnits], [720 + 300 + 600 + 16_384, 600]);
+    const priorityOf = (price: number) => Math.floor(((2_500 + Math.ceil((price * 600) / 1e6)) * 1e6) / (cost + 1));
+    assert.ok(priorityOf(result.microLamportsPerComputeUnit) >= priority, 'the price advised gives the priority advised');
+    assert.ok(priorityOf(result.microLamportsPerComputeUnit - 2_000) < priority, 'and is the lowest that does, to a unit of rounding');
     // One signature and 600 units at that price.
     assert.equal(result.feeLamports, 5_000 + Math.ceil((result.microLamportsPerComputeUnit * 600) / 1e6));
   });

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FeeSample } from '../../src/advice/block-fees';
-import { priceAt, priceForRank, rankIn, snapshotOf, transactionRank } from '../../src/advice/market-ranks';
+import { priceAt, priorityForRank, rankIn, snapshotOf, transactionRank } from '../../src/advice/market-ranks';
 
 const sample = (price: number, accounts: string[] = [], extra: Partial<FeeSample> = {}): FeeSample => ({
   price,
@@ -14,6 +14,7 @@ const sample = (price: number, accounts: string[] = [], extra: Partial<FeeSample
   vote: false,
   failed: false,
   tip: 0,
+  priority: price,
   ...extra,
 });
 
@@ -23,13 +24,14 @@ describe('market ranks', () => {
 
   it('ranks a price by where it stands among the landed ones, and prices a rank back', () => {
     assert.equal(snapshot.transactions, 101);
-    assert.ok(Math.abs(rankIn(snapshot.prices!, 5_000) - 0.5) < 0.001);
-    assert.ok(Math.abs(rankIn(snapshot.prices!, 5_050) - 0.505) < 0.001);
-    assert.equal(rankIn(snapshot.prices!, 20_000), 1);
+    assert.ok(Math.abs(rankIn(snapshot.priorities!, 5_000) - 0.5) < 0.001);
+    assert.ok(Math.abs(rankIn(snapshot.priorities!, 5_050) - 0.505) < 0.001);
+    assert.equal(rankIn(snapshot.priorities!, 20_000), 1);
     // Percentiles interpolate as the fee levels do (type 8): within one step of the plain rank.
-    assert.ok(Math.abs(priceAt(snapshot.prices!, 0.9) - 9_000) <= 100, String(priceAt(snapshot.prices!, 0.9)));
-    assert.ok(priceAt(snapshot.prices!, 0.905) > priceAt(snapshot.prices!, 0.9));
-    for (const rank of [0.13, 0.5, 0.77]) assert.ok(Math.abs(rankIn(snapshot.prices!, priceAt(snapshot.prices!, rank)) - rank) < 0.001);
+    assert.ok(Math.abs(priceAt(snapshot.priorities!, 0.9) - 9_000) <= 100, String(priceAt(snapshot.priorities!, 0.9)));
+    assert.ok(priceAt(snapshot.priorities!, 0.905) > priceAt(snapshot.priorities!, 0.9));
+    for (const rank of [0.13, 0.5, 0.77])
+      assert.ok(Math.abs(rankIn(snapshot.priorities!, priceAt(snapshot.priorities!, rank)) - rank) < 0.001);
   });
 
   it('ranks a price many paid at the middle of their ranks; votes and failed transactions are not the market', () => {
@@ -44,9 +46,9 @@ describe('market ranks', () => {
       0,
     );
     assert.equal(free.transactions, 100);
-    const rank = rankIn(free.prices!, 0);
+    const rank = rankIn(free.priorities!, 0);
     assert.ok(rank > 0.2 && rank < 0.3, String(rank));
-    assert.equal(rankIn(free.prices!, 1e9), 1);
+    assert.equal(rankIn(free.priorities!, 1e9), 1);
   });
 
   it("ranks a transaction writing the hot account by the hot account's dearer market, and prices its advice from it", () => {
@@ -57,7 +59,7 @@ describe('market ranks', () => {
     );
     assert.ok(transactionRank(busy, 9_000, [hot])! < transactionRank(busy, 9_000, [])!);
     assert.equal(transactionRank(busy, 9_000, [hot]), 0);
-    assert.ok(priceForRank(busy, 0.5, [hot]) >= 50_000);
-    assert.ok(priceForRank(busy, 0.5, []) < 50_000);
+    assert.ok(priorityForRank(busy, 0.5, [hot]) >= 50_000);
+    assert.ok(priorityForRank(busy, 0.5, []) < 50_000);
   });
 });

@@ -242,4 +242,21 @@ describe('createSlipwayClient', () => {
       (error: unknown) => error instanceof SlipwayClientError && error.code === -32602,
     );
   });
+  it('getLandingEstimate: the advice for a transaction of its own, with its evidence; a chance out of range is a SlipwayClientError -32602', async () => {
+    const client = createSlipwayClient({ url: ctx.gw.url, apiKey: ctx.gw.key });
+    const alice = await fundedKeypair(ctx.connection);
+    const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
+    const estimate = await client.getLandingEstimate({ transaction: tx, probability: 0.9, withinSlots: 8 });
+    assert.equal(estimate.withinSlots, 8);
+    assert.equal(estimate.probability, 0.9);
+    // Nothing on this ledger pays a priority fee: the advice is 0, and the fee the signature's.
+    assert.equal(estimate.microLamportsPerComputeUnit, 0);
+    assert.equal(estimate.feeLamports, 5_000);
+    assert.ok([null, 0].includes(estimate.evidence.market.percentiles?.p99 ?? null), JSON.stringify(estimate.evidence));
+    await assert.rejects(
+      client.getLandingEstimate({ accountKeys: [], computeUnits: 600, probability: 1.5, withinSlots: 8 }),
+      (error: unknown) =>
+        error instanceof SlipwayClientError && error.code === -32602 && /probability must be a number/.test(error.message),
+    );
+  });
 });

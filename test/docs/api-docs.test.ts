@@ -20,9 +20,10 @@ describe('the generated API reference', () => {
   });
 
   it('every path it describes is served', async () => {
-    const paths = Object.keys(openApiDocument().paths as object);
-    for (const p of paths) {
-      const method = p === '/' || p.startsWith('/api') || p === '/submit-batch' ? 'POST' : 'GET';
+    const described = openApiDocument().paths as Record<string, Record<string, unknown>>;
+    for (const p of Object.keys(described)) {
+      // The method it is described with (a path with one: each of Slipway's is served by one method).
+      const method = Object.keys(described[p]!)[0]!.toUpperCase();
       const response = await fetch(`${ctx.gw.url}${p}`, { method, headers: { 'x-api-key': ctx.gw.key }, body: method === 'POST' ? '{}' : undefined, signal: AbortSignal.timeout(2_000) }).catch((error: Error) => error);
       // The event stream never ends: its headers arriving is enough.
       assert.ok(!(response instanceof Error) && response.status !== 404, `${method} ${p}`);

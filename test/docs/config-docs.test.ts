@@ -33,7 +33,7 @@ function otherValue(name: SettingName): string {
     case 'list':
       return name === 'readMethods' ? 'getSlot,getHealth' : '';
     case 'text':
-      return name === 'redisUrl' ? 'redis://127.0.0.1:6390/0' : name === 'postgresUrl' ? 'postgres://p@127.0.0.1:5499/x' : name === 'postgresSchema' ? 'other_schema' : name === 'dataDir' ? '/tmp/slipway-config-docs' : `other-${name}`;
+      return name === 'redisUrl' ? 'redis://127.0.0.1:6390/0' : name === 'tipFloorUrl' ? 'https://engine.example/api/v1/bundles/tip_floor' : name === 'postgresUrl' ? 'postgres://p@127.0.0.1:5499/x' : name === 'postgresSchema' ? 'other_schema' : name === 'dataDir' ? '/tmp/slipway-config-docs' : `other-${name}`;
   }
 }
 

@@ -33,11 +33,18 @@ export const ALL_PATHS = [
   '/metrics',
   '/dashboard',
   '/dashboard/events',
+  '/api/v1/bundles/tip_floor',
+  '/api/v1/bundles/tip_stream',
   '/nope',
   '/api/v1',
 ];
 /** Paths whose POSTs need an API key. */
 const KEYED_PATHS = new Set(['/', '/submit-batch', '/api/v1/transactions', '/api/v1/bundles']);
+/** Paths whose reads need an API key: Jito's tip floor. */
+const KEYED_READ_PATHS = new Set(['/api/v1/bundles/tip_floor']);
+/** Whether a request needs a key to be answered with a 2xx. */
+const isKeyed = (method: string, path: string): boolean =>
+  (method === 'POST' && KEYED_PATHS.has(path)) || ((method === 'GET' || method === 'HEAD') && KEYED_READ_PATHS.has(path));
 export const WELL_FORMED_METHODS = [
   'GET',
   'HEAD',
@@ -326,7 +333,7 @@ function oneRequest(key: string) {
       return {
         text,
         method: m.text,
-        keyed: m.text === 'POST' && KEYED_PATHS.has(path),
+        keyed: isKeyed(m.text, path),
         credential: text.includes(key),
         wf: m.wf && t.wf && v.wf && headers.every((h) => h.wf) && framing.wf && endings === 'CRLF',
         shape,
@@ -368,7 +375,7 @@ export function methodsOnPaths(key: string): fc.Arbitrary<RawRequest> {
     return {
       kind: `${m} ${path} (${how}${b === '' ? '' : ', body'})`,
       bytes: Buffer.from(text, 'latin1'),
-      requests: [{ method: m, keyed: m === 'POST' && KEYED_PATHS.has(path), credential: how !== 'none' && how !== 'wrong key' }],
+      requests: [{ method: m, keyed: isKeyed(m, path), credential: how !== 'none' && how !== 'wrong key' }],
       wellFormed: m !== 'FOO',
     };
   });

@@ -30,7 +30,7 @@ function mediaOf(answer: RawAnswer): string {
   return type.split(';')[0] || 'no type';
 }
 
-/** Checks one answer to a `method` request; `keyedWithoutKey`: a POST to a keyed path that carried no key. Returns its class. */
+/** Checks one answer to a `method` request; `keyedWithoutKey`: a request to a keyed door (a POST to a keyed path, a read of the tip floor) that carried no key. Returns its class. */
 function checkAnswer(run: DoorRun, answer: RawAnswer, method: string, keyedWithoutKey: boolean, fail: (problem: string) => void): string {
   const { report } = run;
   const text = answer.body.toString('latin1');
@@ -44,7 +44,7 @@ function checkAnswer(run: DoorRun, answer: RawAnswer, method: string, keyedWitho
   }
   if (STACK_TRACE.test(text)) fail(`HTTP ${answer.status} with a stack trace: ${text.slice(0, 200)}`);
   if (keyedWithoutKey && answer.status >= 200 && answer.status < 300)
-    fail(`HTTP ${answer.status} to a POST on a keyed path that carried no valid key: ${text.slice(0, 200)}`);
+    fail(`HTTP ${answer.status} to ${method} on a keyed path that carried no valid key: ${text.slice(0, 200)}`);
   // A HEAD's answer has headers only (the refusals of requests that did not parse are written whole, and have a body).
   if (method === 'HEAD' && answer.body.length === 0) return `${answer.status} to HEAD`;
   if (!(answer.headers['content-type'] ?? '').includes('json')) return `${answer.status} ${mediaOf(answer)}`;

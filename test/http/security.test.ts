@@ -225,7 +225,7 @@ function documentedPaths(): string[] {
   const entries: string[] = [];
   for (const row of table.split('\n').filter((line) => line.startsWith('| '))) {
     const first = row.split(' | ')[0]!;
-    for (const named of first.matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/[^`]*)`/g)) entries.push(`${named[1]} ${named[2]}`);
+    for (const named of first.matchAll(/`(GET|POST|PUT|PATCH|DELETE|OPTIONS) (\/[^`]*)`/g)) entries.push(`${named[1]} ${named[2]}`);
     if (first.includes('`Upgrade: websocket` on any path')) entries.push(WEBSOCKET_UPGRADE);
   }
   return entries.sort();

@@ -6,11 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Keypair, PublicKey, SystemProgram, Transaction } from '@solana/web3.js';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
+import { LandingTracker } from '../../src/pipeline/landing-tracker';
 import { RecentTransactions } from '../../src/pipeline/recent-transactions';
 import { followUnfinished, warmDuplicateWindow } from '../../src/pipeline/recovery';
 import type { JournalEntry, NewSubmission, SubmissionLeases } from '../../src/stores/journal';
+import type { Upstream } from '../../src/upstreams/upstream';
 import { digestWireTransaction } from '../../src/validation/transaction-digest';
-import { memoryJournal, pipelineOver, signedTransfer } from '../helpers/pipeline-doubles';
+import { validateTransaction } from '../../src/validation/validate-transaction';
+import { countingUpstream, memoryJournal, pipelineOver, signedTransfer } from '../helpers/pipeline-doubles';
 import { until } from '../helpers/until';
 
 const TTL_MS = 60_000;
@@ -29,6 +34,19 @@ function submission(state: NewSubmission['transactions'][number]['state'], overr
     transactions: [{ signature: tx.signature, wire: Buffer.from(tx.base64, 'base64'), state }],
     ...overrides,
   };
+}
+
+/** A transfer that also tips `tip` lamports to one of Jito's tip accounts, validated as the gateway validates. */
+function tippedTransfer(tip: number) {
+  const payer = Keypair.generate();
+  const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: Keypair.generate().publicKey.toBase58() }).add(
+    SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000 }),
+    SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(JITO_TIP_ACCOUNTS[5]!), lamports: tip }),
+  );
+  tx.sign(payer);
+  const validated = validateTransaction(tx.serialize().toString('base64'), '');
+  if (!validated.ok) throw new Error(validated.error.message);
+  return validated.value;
 }
 
 /** The digest the gateway computes for an entry's exact bytes: the window must know them by it. */
@@ -74,6 +92,43 @@ describe('recovery after a restart', () => {
     assert.equal(upstreams[0]!.sent.length >= 1, true, 'rebroadcast to the route recorded in the journal');
     assert.equal(tx.state, 'landed');
     assert.deepEqual(tracker.following(), []);
+  });
+
+  it("a forwarded bundle followed again tells its tip, read from the journal's wires, once, when it lands", async () => {
+    const engine = countingUpstream('engine', 'jito');
+    (engine as { getBundleStatuses: Upstream['getBundleStatuses'] }).getBundleStatuses = async (ids) =>
+      ids.map(() => ({ status: 'Landed' as const, landedSlot: 100, reason: null }));
+    const { journal, holds, router } = pipelineOver([engine]);
+    const tips: (readonly [number, number])[] = [];
+    const tracker = new LandingTracker({
+      journal,
+      reads: router.reads,
+      intervalMs: 20,
+      maxAttempts: 5,
+      capacity: 100,
+      slotMs: 400,
+      landedTips: { record: (lamports, atMs) => tips.push([lamports, atMs]) },
+      logError: fail,
+    });
+    const txs = [tippedTransfer(3_000), tippedTransfer(4_000)];
+    await journal.record({
+      kind: 'bundle',
+      keyId: 'key_a',
+      antiMev: false,
+      bundleId: 'b'.repeat(64),
+      routes: ['engine'],
+      transactions: txs.map((tx) => ({ signature: tx.signature, wire: Buffer.from(tx.base64, 'base64'), state: 'forwarded' as const })),
+    });
+    const before = Date.now();
+    await followUnfinished({ journal, router, tracker, holds, logError: fail });
+    await tracker.runRound();
+    await tracker.runRound();
+    assert.deepEqual(
+      tips.map(([lamports]) => lamports),
+      [7_000],
+    );
+    assert.ok(tips[0]![1] >= before && tips[0]![1] <= Date.now(), 'landed now: the engine reports the slot the reads upstream is at');
+    assert.equal(journal.entries[0]!.transactions[0]!.state, 'landed');
   });
 
   it('in a cluster, takes over what no gateway holds, then each round lets go of what another took and takes what another left', async () => {
