@@ -4,6 +4,8 @@
  * `getPriorityFeeEstimate` (a level), and Jito's tip floor.
  */
 import { percentile as interpolated } from '../src/advice/fee-levels';
+import { writableStaticAddresses } from '../src/advice/block-fees';
+import { isWireDefect, parseWireTransaction } from '../src/validation/wire-transaction';
 import { RpcError, type Call } from './landing-load';
 
 /** JSON-RPC's "method not found": the gateway measured does not serve getLandingEstimate. */
@@ -16,12 +18,17 @@ export interface Advice {
   readonly probability: number | null;
 }
 
-export interface LandingQuestion {
-  readonly accountKeys: readonly string[];
-  readonly computeUnits: number;
+/**
+ * What getLandingEstimate is asked: the transaction itself (base64), whose shape (accounts,
+ * unit limit, loaded-data limit, signatures) the price is fitted to, or its writable accounts
+ * and unit limit, for which the gateway assumes Agave's default loaded-data limit.
+ */
+export type LandingQuestion = (
+  { readonly transaction: string } | { readonly accountKeys: readonly string[]; readonly computeUnits: number }
+) & {
   readonly probability: number;
   readonly withinSlots: number;
-}
+};
 
 /**
  * Asks `getLandingEstimate`; a gateway without it (-32601) is asked `getPriorityFeeEstimate`
@@ -47,8 +54,15 @@ export class LandingAdvisor {
         this.fallback = 'getPriorityFeeEstimate High (the gateway has no getLandingEstimate: -32601)';
       }
     }
-    return { price: await levelEstimate(this.gateway, question.accountKeys, 'High'), probability: null };
+    return { price: await levelEstimate(this.gateway, accountsOf(question), 'High'), probability: null };
   }
+}
+
+/** The writable accounts a question names (those of its transaction, when it gives one). */
+function accountsOf(question: LandingQuestion): readonly string[] {
+  if ('accountKeys' in question) return question.accountKeys;
+  const wire = parseWireTransaction(Buffer.from(question.transaction, 'base64'));
+  return isWireDefect(wire) ? [] : writableStaticAddresses(wire);
 }
 
 /** `getPriorityFeeEstimate` at `level` for a transaction writing `accountKeys`, as a Helius client asks it. */
@@ -60,16 +74,22 @@ export async function levelEstimate(gateway: Call, accountKeys: readonly string[
 }
 
 /**
- * The tip floor's 50th percentile in lamports: the gateway's `GET /api/v1/bundles/tip_floor`
- * (Jito's shape, in SOL) when it serves one; else, computed as src/advice/tip-floor.ts does,
- * from `landedTips` (the tips of the bundles that landed in the last minutes, read from the
- * cluster's blocks); null when neither has any.
+ * The tip floor's 50th percentile in lamports, as Jito's is made: from the tips of every
+ * bundle that landed on the cluster lately (`landedTips`, read from its blocks), interpolated
+ * as src/advice/tip-floor.ts does. The gateway's own `GET /api/v1/bundles/tip_floor` is read
+ * only when no bundle landed: it counts the bundles that gateway saw land, which for (c)'s
+ * gateway are (c)'s own, so it would follow (c)'s tips rather than the market's.
  */
 export async function tipFloorP50(
   gatewayUrl: string,
   key: string,
   landedTips: readonly number[],
 ): Promise<{ lamports: number | null; source: string }> {
+  if (landedTips.length > 0)
+    return {
+      lamports: Math.ceil(interpolated(landedTips, 50)),
+      source: "the tips of the bundles landed in the cluster's last minute of blocks",
+    };
   try {
     const response = await fetch(`${gatewayUrl}/api/v1/bundles/tip_floor`, {
       headers: { 'x-api-key': key },
@@ -81,8 +101,7 @@ export async function tipFloorP50(
       if (typeof sol === 'number') return { lamports: Math.ceil(sol * 1e9), source: "the gateway's /api/v1/bundles/tip_floor" };
     }
   } catch {
-    // Not served: computed below.
+    // Not answered: no floor known.
   }
-  if (landedTips.length === 0) return { lamports: null, source: 'no bundle landed yet' };
-  return { lamports: Math.ceil(interpolated(landedTips, 50)), source: "the landed bundles' tips in the cluster's recent blocks" };
+  return { lamports: null, source: 'no bundle landed yet' };
 }

@@ -155,8 +155,11 @@ function makeSenders(stage: Stage, load: number, tip: TipToPay, pool: (url: stri
   const runId = `${process.pid} ${Date.now()} ${load}`;
   const adviceFor =
     (advice: LandingAdvisor, probability: () => number): Pricing =>
-    async (accountKeys) => {
-      const answer = await advice.advise({ accountKeys, computeUnits: 600, probability: probability(), withinSlots: WITHIN_SLOTS });
+    async (_accountKeys, draft) => {
+      // The transaction itself, so that the price is fitted to its shape (its loaded-data limit
+      // of 32 KiB costs 8 units where accountKeys would be priced at the default 64 MiB's 16,384).
+      const transaction = draft.toString('base64');
+      const answer = await advice.advise({ transaction, probability: probability(), withinSlots: WITHIN_SLOTS });
       return { price: answer.price, tip: 0, probability: answer.probability };
     };
   const through = (server: ServerProcess, key: string) => viaGateway(pool(server.url), key);

@@ -36,8 +36,11 @@ export interface UserSent extends Sent {
   readonly adviceMs: number;
 }
 
-/** What a sender pays for a transaction writing `accountKeys`: a price, a tip, the probability it was advised for. */
-export type Pricing = (accountKeys: string[]) => Promise<{ price: number; tip: number; probability: number | null }>;
+/**
+ * What a sender pays for a transaction writing `accountKeys`, `draft` (the transaction signed at
+ * price 0, for advice that reads its shape): a price, a tip, the probability it was advised for.
+ */
+export type Pricing = (accountKeys: string[], draft: Buffer) => Promise<{ price: number; tip: number; probability: number | null }>;
 /** Sends one signed transaction; answers its signature, or throws with why it was refused. */
 export type Submit = (wire: Buffer) => Promise<string>;
 
@@ -80,8 +83,9 @@ export class UserSender {
     const to = hot ? HOT_ACCOUNT : this.recipient;
     let pricing: Awaited<ReturnType<Pricing>>;
     const asked = performance.now();
+    const draft = transferWire({ from: this.wallet, to, lamports, blockhash: Buffer.from(bs58.decode(latestBlockhash())), price: 0 });
     try {
-      pricing = await this.pricing([this.address, bs58.encode(to)]);
+      pricing = await this.pricing([this.address, bs58.encode(to)], draft);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       if (why in this.adviceFailures || Object.keys(this.adviceFailures).length < 5)
