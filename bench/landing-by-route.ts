@@ -15,7 +15,8 @@ import { Pool } from 'undici';
 import type { LandingByRoute, LandingStatistics, RouteLanding } from './landing-shapes';
 import { ROUTE_DESCRIPTIONS, ROUTE_NAMES, startGateway, type RouteName } from './landing-gateways';
 import { followUntilSettled, jsonRpc, offerLoad, pathsOf, RouteRun, untilReady } from './landing-load';
-import { cpuMicros, machineTicks } from './proc-cpu';
+import { percentile } from './median';
+import { cpuDuring } from './proc-cpu';
 import { startLedger, type ServerProcess } from './processes';
 
 /** Mainnet's slot time: slots from request to landed then read as they would on mainnet. */
@@ -26,12 +27,6 @@ const SLOT_MS = 400;
  * thousands a second), so that what is measured is the route, not a queue on a busy core.
  */
 const RATE_PER_ROUTE = 50;
-
-/** The nearest-rank percentile of ascending `sorted`, or null when empty. */
-function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 function summarizeRoute(run: RouteRun, paths: Record<string, number>): RouteLanding {
   const { sent } = run;
@@ -75,34 +70,6 @@ function summarizeRoute(run: RouteRun, paths: Record<string, number>): RouteLand
   };
 }
 
-/** Starts counting CPU time; `end()` gives each process's and the machine's share since, in % of one core. */
-function cpuDuring(ledger: ServerProcess, runs: RouteRun[]) {
-  const startedAt = performance.now();
-  const pids = [ledger.pid, ...runs.map((run) => run.gateway.pid)];
-  const before = pids.map(cpuMicros);
-  const bench = process.cpuUsage();
-  const machine = machineTicks();
-  return {
-    end(): LandingByRoute['cpu'] {
-      const elapsedUs = (performance.now() - startedAt) * 1000;
-      const pct = (us: number) => Math.round((1000 * us) / elapsedUs) / 10;
-      const used = pids.map((pid, i) => cpuMicros(pid) - before[i]!);
-      const benchUsed = process.cpuUsage(bench);
-      const now = machineTicks();
-      const cores = os.cpus().length;
-      const total = now.total - machine.total;
-      return {
-        clusterPct: pct(used[0]!),
-        gatewaysPct: Object.fromEntries(runs.map((run, i) => [run.route, pct(used[i + 1]!)])) as Record<RouteName, number>,
-        benchPct: pct(benchUsed.user + benchUsed.system),
-        machineBusyPct: Math.round((1000 * cores * (total - (now.idle - machine.idle))) / total) / 10,
-        machineStealPct: Math.round((1000 * cores * (now.steal - machine.steal)) / total) / 10,
-        cores,
-      };
-    },
-  };
-}
-
 /**
  * Runs the step: `quick` sends for 8 s and waits at most 10 s after, else 20 s and 20 s.
  * Every process it starts is stopped before it returns, failed or not.
@@ -130,11 +97,15 @@ export async function measureLandingByRoute(quick: boolean, progress: (what: str
     const validators = (await node<unknown[]>('getClusterNodes')).length;
 
     progress(`landing by route: ${RATE_PER_ROUTE} transfers/s through each of RPC, Jito and TPU at once, ${SLOT_MS} ms slots`, sendSeconds);
-    const cpu = cpuDuring(ledger, runs);
+    const cpu = cpuDuring(ledger.pid, Object.fromEntries(runs.map((run) => [run.route, run.gateway.pid])) as Record<RouteName, number>);
     await offerLoad(runs, node, sendSeconds, RATE_PER_ROUTE);
     const cpuUsed = cpu.end();
     progress('landing by route: waiting for every transaction to land or expire', maxWaitSeconds);
-    const waitedSeconds = await followUntilSettled(runs, node, maxWaitSeconds * 1000);
+    const waitedSeconds = await followUntilSettled(
+      runs.flatMap((run) => run.sent),
+      node,
+      maxWaitSeconds * 1000,
+    );
     const routes: RouteLanding[] = [];
     for (const run of runs) routes.push(summarizeRoute(run, await pathsOf(run, node)));
     return { slotMs: SLOT_MS, validators, ratePerRoute: RATE_PER_ROUTE, sendSeconds, waitedSeconds, maxWaitSeconds, routes, cpu: cpuUsed };

@@ -12,6 +12,8 @@ import { tippedTransferFactory, transferFactory, type Signer } from './signed-tr
 
 export type RouteName = 'rpc' | 'jito' | 'tpu';
 export const ROUTE_NAMES: readonly RouteName[] = ['rpc', 'jito', 'tpu'];
+/** A gateway with one route, or with all three (each transaction to the node, the engine and the leaders). */
+export type GatewayKind = RouteName | 'all';
 
 /**
  * The jito upstream's `minTipLamports` default (Jito's former minimum): a transaction that tips
@@ -26,9 +28,24 @@ export const ROUTE_DESCRIPTIONS: Record<RouteName, string> = {
   tpu: 'TPU: a tpu upstream on the node (QUIC to the leaders of the current and next 4-slot windows)',
 };
 
-/** The configuration file of `route`'s gateway: sendTransaction through that route only, reads from the node. */
-export function gatewayConfig(route: RouteName, nodeUrl: string): object {
+/** The configuration file of `route`'s gateway: sendTransaction through that route (or all of them), reads from the node. */
+export function gatewayConfig(route: GatewayKind, nodeUrl: string): object {
   switch (route) {
+    case 'all':
+      return {
+        upstreams: {
+          node: { type: 'rpc', urls: [nodeUrl] },
+          engine: { type: 'jito', urls: [`${nodeUrl}/api/v1`] },
+          leaders: { type: 'tpu', urls: [nodeUrl] },
+        },
+        routes: {
+          sendTransaction: ['node', 'engine', 'leaders'],
+          submitBatch: ['node', 'engine', 'leaders'],
+          sendBundle: ['engine'],
+          antiMev: ['engine', 'leaders'],
+          reads: 'node',
+        },
+      };
     case 'rpc':
       return {
         upstreams: { node: { type: 'rpc', urls: [nodeUrl] } },
@@ -47,10 +64,16 @@ export function gatewayConfig(route: RouteName, nodeUrl: string): object {
   }
 }
 
-/** Starts `route`'s gateway in its own process, its data and configuration under `dir`. */
-export function startGateway(route: RouteName, nodeUrl: string, dir: string): Promise<ServerProcess> {
+/** The data directory of `route`'s gateway under `dir` (keys may be created there before it starts). */
+export function gatewayDir(route: GatewayKind, dir: string): string {
   const dataDir = path.join(dir, `gateway-${route}`);
   fs.mkdirSync(dataDir, { recursive: true });
+  return dataDir;
+}
+
+/** Starts `route`'s gateway in its own process, its data and configuration under `dir`. */
+export function startGateway(route: GatewayKind, nodeUrl: string, dir: string): Promise<ServerProcess> {
+  const dataDir = gatewayDir(route, dir);
   const configFile = path.join(dataDir, 'slipway.config.json');
   fs.writeFileSync(configFile, JSON.stringify(gatewayConfig(route, nodeUrl), null, 2));
   return startSlipway(dataDir, ['--config', configFile]);

@@ -38,19 +38,30 @@ export interface Sent {
 
 export type Call = <T>(method: string, params?: unknown[]) => Promise<T>;
 
+/** A JSON-RPC error answer, with its code (e.g. -32601: the method is not there). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number | undefined,
+    message: string,
+  ) {
+    super(`${method}: ${message}`);
+  }
+}
+
 export function jsonRpc(pool: Pool, headers: Record<string, string> = {}): Call {
   let id = 0;
   return async <T>(method: string, params: unknown[] = []): Promise<T> => {
     const body = (await postJson(pool, { jsonrpc: '2.0', id: ++id, method, params }, headers)) as {
       result?: T;
-      error?: { message: string };
+      error?: { code?: number; message: string };
     };
-    if (body.error !== undefined) throw new Error(`${method}: ${body.error.message}`);
+    if (body.error !== undefined) throw new RpcError(method, body.error.code, body.error.message);
     return body.result as T;
   };
 }
 
-async function postJson(pool: Pool, payload: unknown, headers: Record<string, string>): Promise<unknown> {
+export async function postJson(pool: Pool, payload: unknown, headers: Record<string, string>): Promise<unknown> {
   const response = await pool.request({
     path: '/',
     method: 'POST',
@@ -62,7 +73,7 @@ async function postJson(pool: Pool, payload: unknown, headers: Record<string, st
   return response.body.json();
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One route under load: its gateway, its payer and what it sent. */
 export class RouteRun {
@@ -144,8 +155,11 @@ export async function untilReady(run: RouteRun, node: Call): Promise<void> {
   }
 }
 
-/** The offered load: at each tick, the slot asked of the node, then one transfer through every route, in turns. */
-export async function offerLoad(runs: RouteRun[], node: Call, seconds: number, ratePerRoute: number): Promise<void> {
+/**
+ * The latest blockhash, asked of the node again every BLOCKHASH_REFRESH_MS as a client keeps
+ * one fresh; `stop()` ends the refreshing.
+ */
+export async function keepBlockhashFresh(node: Call): Promise<{ current(): string; stop(): void }> {
   let blockhash = (await node<{ value: { blockhash: string } }>('getLatestBlockhash')).value.blockhash;
   const refresher = setInterval(() => {
     node<{ value: { blockhash: string } }>('getLatestBlockhash').then(
@@ -153,6 +167,12 @@ export async function offerLoad(runs: RouteRun[], node: Call, seconds: number, r
       () => {}, // the previous one stays good for 150 slots
     );
   }, BLOCKHASH_REFRESH_MS);
+  return { current: () => blockhash, stop: () => clearInterval(refresher) };
+}
+
+/** The offered load: at each tick, the slot asked of the node, then one transfer through every route, in turns. */
+export async function offerLoad(runs: RouteRun[], node: Call, seconds: number, ratePerRoute: number): Promise<void> {
+  const blockhash = await keepBlockhashFresh(node);
   try {
     const ticks = seconds * ratePerRoute;
     const started = performance.now();
@@ -161,10 +181,10 @@ export async function offerLoad(runs: RouteRun[], node: Call, seconds: number, r
       if (wait > 0) await sleep(wait);
       const slot = await node<number>('getSlot', [{ commitment: 'processed' }]);
       // Rotated, so that no route is always the first to reach the cluster in a tick.
-      for (let i = 0; i < runs.length; i++) void runs[(tick + i) % runs.length]!.send(blockhash, slot);
+      for (let i = 0; i < runs.length; i++) void runs[(tick + i) % runs.length]!.send(blockhash.current(), slot);
     }
   } finally {
-    clearInterval(refresher);
+    blockhash.stop();
   }
   await Promise.all(runs.map((run) => run.settle()));
 }
@@ -174,9 +194,8 @@ export async function offerLoad(runs: RouteRun[], node: Call, seconds: number, r
  * passed; a blockhash found expired before its transactions' statuses are read settles
  * those that are still not there.
  */
-export async function followUntilSettled(runs: RouteRun[], node: Call, maxWaitMs: number): Promise<number> {
+export async function followUntilSettled(all: readonly Sent[], node: Call, maxWaitMs: number): Promise<number> {
   const started = Date.now();
-  const all = runs.flatMap((run) => run.sent);
   for (;;) {
     const open = all.filter((entry) => entry.landedSlot === undefined && entry.expired !== true);
     if (open.length === 0 || Date.now() - started > maxWaitMs) break;

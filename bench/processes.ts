@@ -1,5 +1,5 @@
 /** Starts the servers the benchmark measures, each in its own process, and waits until they listen. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -107,11 +107,34 @@ export const startSlipwayAt = (root: string, dataDir: string, extra: string[], n
 
 /**
  * The local cluster (`bin/slipway ledger`): a Solana JSON-RPC node, a block engine and a QUIC
- * TPU per validator on ephemeral ports of 127.0.0.1, slots of `slotMs`.
+ * TPU per validator on ephemeral ports of 127.0.0.1, slots of `slotMs`; `extra` flags (e.g.
+ * `--market 2`) as the command takes them.
  */
-export const startLedger = (dataDir: string, slotMs: number) =>
+export const startLedger = (dataDir: string, slotMs: number, extra: string[] = []) =>
   start(
     path.join(ROOT, 'bin/slipway'),
-    ['ledger', '--host', '127.0.0.1', '--port', '0', '--slot-ms', String(slotMs), '--data-dir', dataDir, '--log-level', 'warn'],
+    ['ledger', '--host', '127.0.0.1', '--port', '0', '--slot-ms', String(slotMs), '--data-dir', dataDir, '--log-level', 'warn', ...extra],
     'the local cluster (bin/slipway ledger)',
   );
+
+/**
+ * Creates an API key named `name` in the gateway data directory `dataDir` (`bin/slipway keys
+ * create`, before the gateway starts there), and answers the key: a gateway's traffic can be
+ * split over keys, each with a report of its own.
+ */
+export function createKey(dataDir: string, name: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+    execFile(
+      path.join(ROOT, 'bin/slipway'),
+      ['keys', 'create', '--name', name, '--data-dir', dataDir, '--json'],
+      { cwd: ROOT, env: { ...process.env, PATH }, timeout: START_TIMEOUT_MS },
+      (error, stdout, stderr) => {
+        if (error !== null) return reject(new Error(`keys create ${name}: ${error.message} ${stderr}`));
+        const key = (JSON.parse(stdout) as { key?: unknown }).key;
+        if (typeof key !== 'string') return reject(new Error(`keys create ${name} printed no key: ${stdout}`));
+        resolve(key);
+      },
+    );
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * What landed in each slot, read from the cluster's node while the landing benchmark runs: the
+ * lowest compute-unit price of a transaction that landed (the yardstick of overpayment) and
+ * the tips the landed bundles paid (the tip floor). Read as the slots go by, because the
+ * node keeps only its last 10,000 transactions (block-history.ts): at load 2 that is under a
+ * minute of blocks.
+ */
+import bs58 from 'bs58';
+import { BLOCK_CONFIG } from '../src/advice/block-fees';
+import { JITO_TIP_ACCOUNTS } from '../src/core/jito-tip-accounts';
+import { computeBudgetOf } from '../src/leader/compute-budget';
+import { isWireDefect, parseWireTransaction, type WireTransaction } from '../src/validation/wire-transaction';
+import type { Call } from './landing-load';
+
+const VOTE_PROGRAM = Buffer.from(bs58.decode('Vote111111111111111111111111111111111111111'));
+const SYSTEM_PROGRAM = Buffer.alloc(32);
+const TIP_ACCOUNTS = new Set(JITO_TIP_ACCOUNTS);
+/** The watcher looks for new slots this often (a slot is 400 ms). */
+const POLL_MS = 200;
+/** A slot whose block cannot be read yet is tried again this many times, then counted as unread. */
+const BLOCK_ATTEMPTS = 5;
+
+export interface SlotLanded {
+  /**
+   * The lowest price (micro-lamports per unit) of a transaction that landed successfully in the
+   * slot, votes and tipped transactions left out (a bundle's transactions win the engine's
+   * auction by their tip, not by their price); null when none did.
+   */
+  readonly lowestPrice: number | null;
+  /** Transactions counted for lowestPrice. */
+  readonly priced: number;
+  /** Lamports each landed tipped transaction transferred to the tip accounts. */
+  readonly tips: readonly number[];
+}
+
+/** Lamports `wire` transfers to Jito's tip accounts with the system program (0: not a tipped transaction). */
+export function tipOf(wire: WireTransaction): number {
+  let tip = 0;
+  for (const ix of wire.instructions) {
+    if (!wire.staticAccountKeys[ix.programIdIndex]?.equals(SYSTEM_PROGRAM)) continue;
+    if (ix.data.length !== 12 || ix.data.readUInt32LE(0) !== 2 || ix.accountIndexes.length < 2) continue;
+    const to = wire.staticAccountKeys[ix.accountIndexes[1]!];
+    if (to !== undefined && TIP_ACCOUNTS.has(bs58.encode(to))) tip += Number(ix.data.readBigUInt64LE(4));
+  }
+  return tip;
+}
+
+/** What landed in a block (getBlock's result with BLOCK_CONFIG), or null when the node has none for the slot. */
+export function slotLandedOf(block: unknown): SlotLanded | null {
+  const transactions = (block as { transactions?: unknown } | null)?.transactions;
+  if (!Array.isArray(transactions)) return null;
+  let lowestPrice: number | null = null;
+  let priced = 0;
+  const tips: number[] = [];
+  for (const entry of transactions as { transaction?: unknown; meta?: { err?: unknown } | null }[]) {
+    if (!Array.isArray(entry.transaction) || typeof entry.transaction[0] !== 'string') continue;
+    const wire = parseWireTransaction(Buffer.from(entry.transaction[0], 'base64'));
+    if (isWireDefect(wire) || entry.meta?.err != null) continue;
+    if (wire.instructions.some((ix) => wire.staticAccountKeys[ix.programIdIndex]?.equals(VOTE_PROGRAM) === true)) continue;
+    const tip = tipOf(wire);
+    if (tip > 0) {
+      tips.push(tip);
+      continue;
+    }
+    const price = Number(computeBudgetOf(wire).unitPrice);
+    priced += 1;
+    if (lowestPrice === null || price < lowestPrice) lowestPrice = price;
+  }
+  return { lowestPrice, priced, tips };
+}
+
+/** Reads every slot's block from `fromSlot` on, as the slots are confirmed, until stopped. */
+export class BlockWatcher {
+  readonly slots = new Map<number, SlotLanded>();
+  /** Slots whose block could not be read in BLOCK_ATTEMPTS tries. */
+  unread = 0;
+  private next: number;
+  private stopped = false;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly node: Call,
+    fromSlot: number,
+  ) {
+    this.next = fromSlot;
+    this.done = this.run();
+  }
+
+  private async run(): Promise<void> {
+    const attempts = new Map<number, number>();
+    while (!this.stopped) {
+      const current = await this.node<number>('getSlot', [{ commitment: 'confirmed' }]).catch(() => this.next - 1);
+      while (this.next <= current && !this.stopped) {
+        const slot = this.next;
+        const block = await this.node('getBlock', [slot, { ...BLOCK_CONFIG, commitment: 'confirmed' }]).catch(() => undefined);
+        const landed = block === undefined ? null : slotLandedOf(block);
+        if (landed !== null) this.slots.set(slot, landed);
+        else {
+          const tried = (attempts.get(slot) ?? 0) + 1;
+          attempts.set(slot, tried);
+          if (tried < BLOCK_ATTEMPTS) break; // try this slot again at the next poll
+          this.unread += 1;
+        }
+        this.next += 1;
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  /** The tips (lamports) of the tipped transactions that landed in the last `slots` slots read. */
+  recentTips(slots: number): number[] {
+    const tips: number[] = [];
+    for (let slot = this.next - slots; slot < this.next; slot++) tips.push(...(this.slots.get(slot)?.tips ?? []));
+    return tips;
+  }
+
+  /** Stops once every slot up to `untilSlot` has been read (or tried), or at once without it. */
+  async stop(untilSlot?: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (untilSlot !== undefined && this.next <= untilSlot && Date.now() < deadline) await new Promise((r) => setTimeout(r, POLL_MS));
+    this.stopped = true;
+    await this.done;
+  }
+}

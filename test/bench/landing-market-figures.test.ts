@@ -1,0 +1,138 @@
+/**
+ * The landing benchmark's figures (bench:landing), from blocks and sends made here: what a
+ * slot's lowest landed price is, overpayment and fees per sender, the calibration's largest
+ * error, and the targets at load 2. The benchmark itself (minutes on a cluster) is not run.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import bs58 from 'bs58';
+import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
+import { seededWallet, transferWire } from '../../src/market/market-wires';
+import { slotLandedOf, type SlotLanded } from '../../bench/landing-blocks';
+import { calibrationMaxErrorPts, senderFigures, targetChecks } from '../../bench/landing-market-figures';
+import type { Calibration, LoadFigures, SenderFigures } from '../../bench/landing-market-shapes';
+import { UserSender, type UserSent } from '../../bench/landing-senders';
+
+const wallet = seededWallet('landing figures test payer');
+const blockhash = Buffer.alloc(32, 9);
+const wire = (price: number, tip = 0) =>
+  transferWire({
+    from: wallet,
+    to: Buffer.alloc(32, 3),
+    lamports: 1_000_000 + price + tip,
+    blockhash,
+    price,
+    tip: tip === 0 ? undefined : { account: Buffer.from(bs58.decode(JITO_TIP_ACCOUNTS[2]!)), lamports: tip },
+  });
+const entry = (tx: Buffer, err: unknown = null) => ({ transaction: [tx.toString('base64'), 'base64'], meta: { err } });
+
+describe("the landing benchmark's figures", () => {
+  it("reads a slot's lowest landed price leaving out failed and tipped transactions, and the tips", () => {
+    const block = {
+      transactions: [
+        entry(wire(2_000)),
+        entry(wire(10), { InstructionError: [0, 'Custom'] }), // failed: not a price that landed
+        entry(wire(0, 25_000)), // a bundle's: won by its tip
+        entry(wire(500)),
+      ],
+    };
+    assert.deepEqual(slotLandedOf(block), { lowestPrice: 500, priced: 2, tips: [25_000] });
+    assert.equal(slotLandedOf(null), null);
+  });
+
+  it('gives overpayment against the same slot, fees as 5,000 + the priority fee rounded up + the tip, and slots from send', () => {
+    const sender = new UserSender(
+      'advised',
+      () => Promise.reject(new Error('unused')),
+      () => Promise.reject(new Error('unused')),
+      'test',
+    );
+    const sent = (slot: number, landedSlot: number | undefined, price: number): UserSent => ({
+      signature: `s${sender.sent.length}`,
+      blockhash: 'h',
+      slot,
+      landedSlot,
+      accepted: true,
+      failed: landedSlot === undefined ? undefined : false,
+      price,
+      unitLimit: 600,
+      tip: 0,
+      hot: false,
+      probability: 0.9,
+      adviceMs: 3,
+    });
+    sender.sent.push(sent(100, 101, 3_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
+    const slots = new Map<number, SlotLanded>([
+      [101, { lowestPrice: 1_000, priced: 5, tips: [] }],
+      [104, { lowestPrice: 1_000, priced: 5, tips: [] }],
+      [120, { lowestPrice: 0, priced: 5, tips: [] }],
+    ]);
+    const figures = senderFigures(sender, 'test', slots, 8);
+    assert.equal(figures.landed, 3);
+    assert.equal(figures.landedPct, 75);
+    assert.equal(figures.landedWithinPct, 50, 'two of four within 8 slots (1 and 4); 20 is not');
+    assert.deepEqual(figures.slots, { p50: 4, p90: 20, p99: 20 });
+    assert.deepEqual(figures.overpayment, { medianRatio: 3, samples: 3, lowestFree: 1, slotUnread: 0 }, 'ratios 3, 1 and unbounded');
+    // 5,000 + ceil(3,000 × 600 / 10⁶) = 5,002; 5,000 + 1 (0.6 rounded up); 5,000 + ceil(1.2006) = 5,002.
+    assert.equal(figures.feePerLandedLamports, Math.round((5_002 + 5_001 + 5_002) / 3));
+  });
+
+  it('takes the largest calibration error over deciles of at least 100 samples only, and none without them', () => {
+    const decile = (i: number, observed: number, samples: number) => ({
+      from: i / 10,
+      to: (i + 1) / 10,
+      predicted: i / 10 + 0.05,
+      observed,
+      samples,
+    });
+    const calibration: Calibration = {
+      withinSlots: 8,
+      deciles: [decile(0, 0.5, 40), decile(4, 0.52, 100), decile(9, 0.88, 150)],
+      brier: 0.2,
+      samples: 290,
+    };
+    assert.equal(calibrationMaxErrorPts(calibration), 7, 'the 0.95 decile missed by 7 points; the 0.05 one has too few samples');
+    assert.equal(calibrationMaxErrorPts({ ...calibration, deciles: [decile(0, 0.9, 99)] }), null);
+    assert.equal(calibrationMaxErrorPts(null), null);
+  });
+
+  it('says a target is missed when (a) fails more than half of what (b) fails within 8 slots, and when the gateway reports no calibration', () => {
+    const sender = (name: 'advised' | 'plain', within: number) => ({ sender: name, landedWithinPct: within }) as SenderFigures;
+    const load = {
+      load: 2,
+      senders: [sender('advised', 90), sender('plain', 85)],
+      advisedOverpayment: 1.2,
+      adviceSource: 'getLandingEstimate',
+      calibration: { gateway: null, gatewayNote: 'getLandingReport has no calibration section' },
+    } as unknown as LoadFigures;
+    const checks = targetChecks([load]);
+    assert.deepEqual(
+      checks.map((check) => check.met),
+      [true, false, true, false],
+      JSON.stringify(checks),
+    );
+    assert.match(checks[1]!.detail, /\(a\) missed 10 %, \(b\) 15 %/);
+    assert.equal(targetChecks([{ ...load, load: 1 }])[0]!.met, null, 'not measured at load 2');
+    const decile = (from: number, predicted: number, observed: number, samples: number) => ({
+      from,
+      to: from + 0.1,
+      predicted,
+      observed,
+      samples,
+    });
+    const withCalibration = (deciles: ReturnType<typeof decile>[]) =>
+      targetChecks([
+        {
+          ...load,
+          calibration: { gateway: { withinSlots: 8, deciles, brier: 0.1, samples: 500 }, gatewayNote: null },
+        } as unknown as LoadFigures,
+      ])[3]!.met;
+    assert.equal(
+      withCalibration([decile(0.9, 0.94, 0.9, 300), decile(0.1, 0.15, 0.6, 99)]),
+      true,
+      'a decile under 100 samples is not judged',
+    );
+    assert.equal(withCalibration([decile(0.9, 0.94, 0.83, 300)]), false, '11 points off');
+    assert.equal(withCalibration([decile(0.9, 0.94, 0.94, 99)]), false, 'no decile with 100 samples');
+  });
+});
