@@ -1,6 +1,7 @@
 /**
  * What landed in each slot, read from the cluster's node while the landing benchmark runs: the
- * lowest compute-unit price of a transaction that landed (the yardstick of overpayment) and
+ * lowest scheduling priority of a transaction that landed (the yardstick of overpayment), its
+ * lowest compute-unit price, and
  * the tips the landed bundles paid (the tip floor). Read as the slots go by, because the
  * node keeps only its last 10,000 transactions (block-history.ts): at load 2 that is under a
  * minute of blocks.
@@ -9,6 +10,7 @@ import bs58 from 'bs58';
 import { BLOCK_CONFIG } from '../src/advice/block-fees';
 import { JITO_TIP_ACCOUNTS } from '../src/core/jito-tip-accounts';
 import { computeBudgetOf } from '../src/leader/compute-budget';
+import { priorityAndCost } from '../src/leader/scheduler-priority';
 import { isWireDefect, parseWireTransaction, type WireTransaction } from '../src/validation/wire-transaction';
 import type { Call } from './landing-load';
 
@@ -21,6 +23,8 @@ const POLL_MS = 200;
 const BLOCK_ATTEMPTS = 5;
 
 export interface SlotLanded {
+  /** The lowest scheduling priority (Agave's: reward × 10⁶ / (cost + 1), the order a leader packs by) among the same transactions. */
+  readonly lowestPriority: number | null;
   /**
    * The lowest price (micro-lamports per unit) of a transaction that landed successfully in the
    * slot, votes and tipped transactions left out (a bundle's transactions win the engine's
@@ -50,6 +54,7 @@ export function slotLandedOf(block: unknown): SlotLanded | null {
   const transactions = (block as { transactions?: unknown } | null)?.transactions;
   if (!Array.isArray(transactions)) return null;
   let lowestPrice: number | null = null;
+  let lowestPriority: number | null = null;
   let priced = 0;
   const tips: number[] = [];
   for (const entry of transactions as { transaction?: unknown; meta?: { err?: unknown } | null }[]) {
@@ -63,10 +68,12 @@ export function slotLandedOf(block: unknown): SlotLanded | null {
       continue;
     }
     const price = Number(computeBudgetOf(wire).unitPrice);
+    const priority = Number(priorityAndCost(wire).priority);
     priced += 1;
     if (lowestPrice === null || price < lowestPrice) lowestPrice = price;
+    if (lowestPriority === null || priority < lowestPriority) lowestPriority = priority;
   }
-  return { lowestPrice, priced, tips };
+  return { lowestPriority, lowestPrice, priced, tips };
 }
 
 /** Reads every slot's block from `fromSlot` on, as the slots are confirmed, until stopped. */

@@ -33,11 +33,19 @@ export interface SenderFigures {
   /** Median price (micro-lamports per unit) of the landed ones. */
   readonly priceMedian: number | null;
   /**
-   * Median over the landed (untipped) of price / the lowest price that landed in the same slot;
-   * `unbounded` when that lowest was 0 for most. `lowestFree`: how many landed in a slot whose
-   * lowest landed price was 0; `slotUnread`: how many landed in a slot whose block was not read.
+   * Median over the landed (untipped) of its scheduling priority / the lowest priority that
+   * landed in the same slot (Agave's: what the leader keeps × 10⁶ / (cost + 1)); the same of
+   * prices in `priceMedianRatio` (`unbounded` when that lowest price was 0 for most).
+   * `lowestFree`: how many landed in a slot whose lowest landed price was 0; `slotUnread`: how
+   * many landed in a slot whose block was not read.
    */
-  readonly overpayment: { readonly medianRatio: Ratio; readonly samples: number; readonly lowestFree: number; readonly slotUnread: number };
+  readonly overpayment: {
+    readonly medianRatio: Ratio;
+    readonly priceMedianRatio: Ratio;
+    readonly samples: number;
+    readonly lowestFree: number;
+    readonly slotUnread: number;
+  };
   /** The hot-account transactions alone (every third). */
   readonly hot: { readonly sent: number; readonly landedWithinPct: number };
   readonly refusals: Record<string, number>;
@@ -69,8 +77,9 @@ export interface LoadFigures {
   readonly sendSeconds: number;
   readonly waitedSeconds: number;
   readonly senders: readonly SenderFigures[];
-  /** (a)'s median price over the median lowest landed price in the slots its transactions landed in. */
+  /** (a)'s median priority over the median lowest landed priority in the slots its transactions landed in (the target's), and the same of prices. */
   readonly advisedOverpayment: Ratio;
+  readonly advisedPriceRatio: Ratio;
   /** Where (a)'s and (d)'s prices came from: getLandingEstimate, or the fallback named. */
   readonly adviceSource: string;
   /** The tip (c) paid: the tip floor's 50th percentile, and where it came from. */

@@ -48,7 +48,9 @@ export function landingMarketTable(market: Pick<LandingMarket, 'loads' | 'within
       for (const [why, count] of Object.entries(s.adviceFailures)) notes.push(`no advice ${count}×: ${why}`);
       if (notes.length > 0) lines.push(`    ${s.sender}: ${notes.join('; ')}`);
     }
-    lines.push(`    (a)'s median price over the median lowest landed price of its slots: ${ratio(figures.advisedOverpayment)}`);
+    lines.push(
+      `    (a)'s median priority over the median lowest landed priority of its slots: ${ratio(figures.advisedOverpayment)} (prices: ${ratio(figures.advisedPriceRatio)})`,
+    );
     lines.push(calibrationLine('counted here', figures.calibration.client));
     if (figures.calibration.gateway !== null) lines.push(calibrationLine("the gateway's", figures.calibration.gateway));
     else lines.push(`    calibration, the gateway's: none (${figures.calibration.gatewayNote ?? 'not read'})`);

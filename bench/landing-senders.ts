@@ -11,6 +11,8 @@ import { Pool } from 'undici';
 import { HOT_ACCOUNT } from '../src/market/market';
 import { seededWallet, TIPPED_UNITS, TRANSFER_UNITS, transferWire, type Wallet } from '../src/market/market-wires';
 import { JITO_TIP_ACCOUNTS } from '../src/core/jito-tip-accounts';
+import { priorityAndCost } from '../src/leader/scheduler-priority';
+import { parseWireTransaction, type WireTransaction } from '../src/validation/wire-transaction';
 import { postJson, type Call, type Sent } from './landing-load';
 
 /** Solana's base fee per signature (lamports). */
@@ -26,6 +28,8 @@ export type SenderName = 'advised' | 'plain' | 'jito' | 'tpu' | 'lowFee' | 'cali
 export interface UserSent extends Sent {
   /** Micro-lamports per compute unit set in the transaction. */
   readonly price: number;
+  /** Its scheduling priority (Agave's), as a leader orders it. */
+  readonly priority: number;
   readonly unitLimit: number;
   /** Lamports tipped to the block engine (0: none). */
   readonly tip: number;
@@ -109,6 +113,7 @@ export class UserSender {
       blockhash,
       slot,
       price: pricing.price,
+      priority: Number(priorityAndCost(parseWireTransaction(wire) as WireTransaction).priority),
       unitLimit: tip === undefined ? TRANSFER_UNITS : TIPPED_UNITS,
       tip: pricing.tip,
       hot,

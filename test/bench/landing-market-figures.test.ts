@@ -8,8 +8,10 @@ import { describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { seededWallet, transferWire } from '../../src/market/market-wires';
+import { priorityAndCost } from '../../src/leader/scheduler-priority';
+import { parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
 import { slotLandedOf, type SlotLanded } from '../../bench/landing-blocks';
-import { calibrationMaxErrorPts, senderFigures, targetChecks } from '../../bench/landing-market-figures';
+import { advisedOverpayment, calibrationMaxErrorPts, senderFigures, targetChecks } from '../../bench/landing-market-figures';
 import type { Calibration, LoadFigures, SenderFigures } from '../../bench/landing-market-shapes';
 import { UserSender, type UserSent } from '../../bench/landing-senders';
 
@@ -36,18 +38,21 @@ describe("the landing benchmark's figures", () => {
         entry(wire(500)),
       ],
     };
-    assert.deepEqual(slotLandedOf(block), { lowestPrice: 500, priced: 2, tips: [25_000] });
+    // The 500 transfer's priority, as a leader orders it: (2,500 kept of the base fee + ceil(500 × 600 / 10⁶)) × 10⁶ / (cost + 1).
+    const lowestPriority = Number(priorityAndCost(parseWireTransaction(wire(500)) as WireTransaction).priority);
+    assert.equal(lowestPriority, Math.floor((2_501 * 1e6) / (1_935 + 1)));
+    assert.deepEqual(slotLandedOf(block), { lowestPriority, lowestPrice: 500, priced: 2, tips: [25_000] });
     assert.equal(slotLandedOf(null), null);
   });
 
-  it('gives overpayment against the same slot, fees as 5,000 + the priority fee rounded up + the tip, and slots from send', () => {
+  it('gives overpayment against the lowest priority of the same slot (and of prices), fees as 5,000 + the priority fee rounded up + the tip, and slots from send', () => {
     const sender = new UserSender(
       'advised',
       () => Promise.reject(new Error('unused')),
       () => Promise.reject(new Error('unused')),
       'test',
     );
-    const sent = (slot: number, landedSlot: number | undefined, price: number): UserSent => ({
+    const sent = (slot: number, landedSlot: number | undefined, price: number, priority = price * 10): UserSent => ({
       signature: `s${sender.sent.length}`,
       blockhash: 'h',
       slot,
@@ -55,6 +60,7 @@ describe("the landing benchmark's figures", () => {
       accepted: true,
       failed: landedSlot === undefined ? undefined : false,
       price,
+      priority,
       unitLimit: 600,
       tip: 0,
       hot: false,
@@ -63,16 +69,22 @@ describe("the landing benchmark's figures", () => {
     });
     sender.sent.push(sent(100, 101, 3_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
     const slots = new Map<number, SlotLanded>([
-      [101, { lowestPrice: 1_000, priced: 5, tips: [] }],
-      [104, { lowestPrice: 1_000, priced: 5, tips: [] }],
-      [120, { lowestPrice: 0, priced: 5, tips: [] }],
+      [101, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
+      [104, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
+      [120, { lowestPriority: 5_000, lowestPrice: 0, priced: 5, tips: [] }],
     ]);
     const figures = senderFigures(sender, 'test', slots, 8);
     assert.equal(figures.landed, 3);
     assert.equal(figures.landedPct, 75);
     assert.equal(figures.landedWithinPct, 50, 'two of four within 8 slots (1 and 4); 20 is not');
     assert.deepEqual(figures.slots, { p50: 4, p90: 20, p99: 20 });
-    assert.deepEqual(figures.overpayment, { medianRatio: 3, samples: 3, lowestFree: 1, slotUnread: 0 }, 'ratios 3, 1 and unbounded');
+    // Priorities 30,000, 10,000 and 20,010 against 10,000, 10,000 and 5,000: 3, 1 and 4.002; prices 3, 1 and unbounded.
+    assert.deepEqual(
+      figures.overpayment,
+      { medianRatio: 3, priceMedianRatio: 3, samples: 3, lowestFree: 1, slotUnread: 0 },
+      'priority ratios 3, 1 and 4.002; price ratios 3, 1 and unbounded',
+    );
+    assert.deepEqual(advisedOverpayment(sender, slots), { priority: 2.001, price: 2.001 });
     // 5,000 + ceil(3,000 × 600 / 10⁶) = 5,002; 5,000 + 1 (0.6 rounded up); 5,000 + ceil(1.2006) = 5,002.
     assert.equal(figures.feePerLandedLamports, Math.round((5_002 + 5_001 + 5_002) / 3));
   });
