@@ -67,7 +67,7 @@ describe("the landing benchmark's figures", () => {
       probability: 0.9,
       adviceMs: 3,
     });
-    sender.sent.push(sent(100, 101, 3_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
+    sender.sent.push(sent(100, 101, 3_000, 12_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
     const slots = new Map<number, SlotLanded>([
       [101, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
       [104, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
@@ -78,13 +78,14 @@ describe("the landing benchmark's figures", () => {
     assert.equal(figures.landedPct, 75);
     assert.equal(figures.landedWithinPct, 50, 'two of four within 8 slots (1 and 4); 20 is not');
     assert.deepEqual(figures.slots, { p50: 4, p90: 20, p99: 20 });
-    // Priorities 30,000, 10,000 and 20,010 against 10,000, 10,000 and 5,000: 3, 1 and 4.002; prices 3, 1 and unbounded.
+    // Priorities 12,000, 10,000 and 20,010 against 10,000, 10,000 and 5,000: 1.2, 1 and 4.002; prices 3, 1 and unbounded.
     assert.deepEqual(
       figures.overpayment,
-      { medianRatio: 3, priceMedianRatio: 3, samples: 3, lowestFree: 1, slotUnread: 0 },
-      'priority ratios 3, 1 and 4.002; price ratios 3, 1 and unbounded',
+      { medianRatio: 1.2, priceMedianRatio: 3, samples: 3, lowestFree: 1, slotUnread: 0 },
+      'priority ratios 1.2, 1 and 4.002; price ratios 3, 1 and unbounded',
     );
-    assert.deepEqual(advisedOverpayment(sender, slots), { priority: 2.001, price: 2.001 });
+    // Medians: priority 12,000 over 10,000; price 2,001 over 1,000.
+    assert.deepEqual(advisedOverpayment(sender, slots), { priority: 1.2, price: 2.001 });
     // 5,000 + ceil(3,000 × 600 / 10⁶) = 5,002; 5,000 + 1 (0.6 rounded up); 5,000 + ceil(1.2006) = 5,002.
     assert.equal(figures.feePerLandedLamports, Math.round((5_002 + 5_001 + 5_002) / 3));
   });
