@@ -21,7 +21,7 @@ import type { LandingReport } from '../core/landing-report';
 import type { SlotFees } from './block-fees';
 import { CALIBRATION_SLOTS } from '../reports/calibration-statistics';
 import { followedOf, landedWithin, type Followed } from './followed-outcomes';
-import { fitCurve, probabilityAt, rankFor, PRIOR_WEIGHT, type LandingCurve } from './landing-curve';
+import { fitCurve, probabilityAt, rankFor, type LandingCurve } from './landing-curve';
 import { parseLandingEstimateRequest, type LandingEstimateRequest } from './landing-estimate-request';
 import { priceAt, priorityForRank, snapshotOf, RANK_SLOTS, type MarketSnapshot } from './market-ranks';
 import { priceForPriority } from './priority-price';
@@ -231,7 +231,7 @@ export class LandingAdvice {
         outcomes: overall.outcomes,
         landedWithin: landed.length,
         windowSeconds: OUTCOME_WINDOW_MS / 1_000,
-        priorWeight: PRIOR_WEIGHT,
+        priorWeight: overall.priorWeight,
         marketRank: round4(advice.rank),
         priority,
         cost: shape.cost,

@@ -5,11 +5,15 @@
  *
  * The curve is an isotonic regression (pool adjacent violators): the most likely
  * non-decreasing curve through the outcomes, assuming only that paying more never lowers the
- * chance. A prior joins the outcomes as PRIOR_WEIGHT pseudo-outcomes spread over the ranks,
- * each landing with a chance equal to its rank: with no outcomes the advice for a chance p is
- * the market's p-th percentile; with hundreds, the outcomes decide. Between the pooled
- * blocks' mean ranks the curve is linear, so that the advice moves smoothly with p and a
- * transaction sent at the advised rank is predicted the chance asked for.
+ * chance. Until PRIOR_UNTIL outcomes are known a prior joins them as PRIOR_WEIGHT
+ * pseudo-outcomes spread over the ranks, each landing with a chance equal to its rank: with no
+ * outcomes the advice for a chance p is the market's p-th percentile. From then on the
+ * outcomes alone decide: a pseudo-outcome below every real one is never pooled with them, so
+ * kept it would hold the curve at its own chance there however many outcomes said otherwise
+ * (with all of them landing, advice for 5 % stayed at the market's 5th percentile and was
+ * predicted 5 %). Between the pooled blocks' mean ranks the curve is linear, and flat past the
+ * first and last, so that the advice moves smoothly with p and a transaction sent at the
+ * advised rank is predicted the chance asked for.
  */
 
 /** An outcome as the curve reads it: its rank when sent, and whether it landed within the slots asked. */
@@ -18,8 +22,9 @@ export interface RankedOutcome {
   readonly landed: boolean;
 }
 
-/** The pseudo-outcomes of the prior, in all. */
+/** The pseudo-outcomes of the prior, in all, and the outcomes from which it is left out. */
 export const PRIOR_WEIGHT = 20;
+export const PRIOR_UNTIL = 50;
 const PRIOR_POINTS = 20;
 
 export interface CurvePoint {
@@ -35,6 +40,8 @@ export interface LandingCurve {
   readonly points: readonly CurvePoint[];
   /** Real outcomes it rests on. */
   readonly outcomes: number;
+  /** The prior's pseudo-outcomes in it (PRIOR_WEIGHT, or 0 from PRIOR_UNTIL outcomes on). */
+  readonly priorWeight: number;
 }
 
 interface Block {
@@ -47,8 +54,9 @@ interface Block {
 /** The curve through `outcomes` (and the prior). */
 export function fitCurve(outcomes: readonly RankedOutcome[]): LandingCurve {
   const items: Block[] = outcomes.map(({ rank, landed }) => ({ weight: 1, sum: landed ? 1 : 0, rankSum: rank, outcomes: 1 }));
-  const pseudo = PRIOR_WEIGHT / PRIOR_POINTS;
-  for (let i = 0; i < PRIOR_POINTS; i++) {
+  const priorWeight = outcomes.length < PRIOR_UNTIL ? PRIOR_WEIGHT : 0;
+  const pseudo = priorWeight / PRIOR_POINTS;
+  for (let i = 0; i < (priorWeight === 0 ? 0 : PRIOR_POINTS); i++) {
     const rank = (i + 0.5) / PRIOR_POINTS;
     items.push({ weight: pseudo, sum: pseudo * rank, rankSum: pseudo * rank, outcomes: 0 });
   }
@@ -70,6 +78,7 @@ export function fitCurve(outcomes: readonly RankedOutcome[]): LandingCurve {
   return {
     points: stack.map((b) => ({ rank: b.rankSum / b.weight, probability: b.sum / b.weight, outcomes: b.outcomes })),
     outcomes: outcomes.length,
+    priorWeight,
   };
 }
 

@@ -35,7 +35,7 @@ export interface LandingEstimate extends RouteEstimate {
     readonly outcomes: number;
     readonly landedWithin: number;
     readonly windowSeconds: number;
-    /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with. */
+    /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with: 20 until 50 outcomes are known, then 0. */
     readonly priorWeight: number;
     /** Where the advice stands in the market (0..1). */
     readonly marketRank: number;

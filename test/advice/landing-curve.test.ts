@@ -47,6 +47,18 @@ describe('landing curve', () => {
     assert.ok(probabilityAt(curve, 0.3) < 0.1);
   });
 
+  it('leaves the prior out once 50 outcomes are known: all of them landing, it advises the bottom of the market for any chance', () => {
+    const landing = (n: number) => Array.from({ length: n }, (_, i) => ({ rank: 0.1 + (0.8 * i) / n, landed: true }));
+    const few = fitCurve(landing(49));
+    assert.equal(few.priorWeight, 20);
+    assert.ok(rankFor(few, 0.05).rank < 0.1, 'with the prior, the lowest ranks are its own');
+    assert.ok(probabilityAt(few, 0.02) < 0.5);
+    const enough = fitCurve(landing(50));
+    assert.equal(enough.priorWeight, 0);
+    for (const p of [0.05, 0.5, 0.99]) assert.deepEqual([rankFor(enough, p).rank, rankFor(enough, p).probability], [0, 1]);
+    assert.equal(probabilityAt(enough, 0), 1);
+  });
+
   it('says when no rank reaches the chance asked for, and answers the top of the market with the best chance it has', () => {
     const outcomes = Array.from({ length: 1_000 }, (_, i) => ({ rank: i / 1_000, landed: i % 2 === 0 }));
     const advice = rankFor(fitCurve(outcomes), 0.95);
