@@ -202,7 +202,9 @@ export class LandingAdvice {
         advice,
         priority,
         estimate: {
-          microLamportsPerComputeUnit: bundle ? 0 : priceForPriority(priority, shape),
+          // One above the market's priority at that rank: a leader breaks ties by arrival, the later first, so a
+          // transaction level with the free tenth of the market (a price of 0) could wait behind each newer one until it expired.
+          microLamportsPerComputeUnit: bundle ? 0 : priceForPriority(priority + 1, shape),
           ...(tip === undefined ? {} : { tipLamports: tip }),
           probability: round4(advice.probability),
           reachable: advice.reachable,

@@ -70,5 +70,6 @@ export function priceForPriority(priority: number, shape: PriceShape): number {
   const reward = Math.ceil((priority * (shape.cost + 1)) / 1_000_000);
   const kept = Number(leaderReward({ baseFee: shape.baseFee, priorityFee: 0n }));
   const priorityFee = Math.max(0, reward - kept);
-  return Math.ceil((priorityFee * 1_000_000) / shape.unitLimit);
+  // Agave rounds the priority fee up (price × limit / 10⁶): the lowest price whose fee reaches it.
+  return priorityFee === 0 ? 0 : Math.floor(((priorityFee - 1) * 1_000_000) / shape.unitLimit) + 1;
 }
