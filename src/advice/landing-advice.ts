@@ -94,7 +94,7 @@ export class LandingAdvice {
 
   private async followOnce(): Promise<void> {
     const now = this.now();
-    const window = await this.recent.window(MAX_LOOKBACK_SLOTS);
+    const window = await this.recent.fresh(MAX_LOOKBACK_SLOTS);
     this.snapshots.push(snapshotOf(window, now));
     while (this.snapshots.length > 1 && this.snapshots[0]!.atMs < now - OUTCOME_WINDOW_MS) this.snapshots.shift();
     const rows = await this.outcomes({ sinceMs: now - OUTCOME_WINDOW_MS, limit: MAX_OUTCOMES });

@@ -6,6 +6,11 @@
  * most BLOCKS_PER_REFRESH of them, so the window fills over the first slots after start and
  * then takes one block a slot. A slot the node has no block for (skipped, or no longer kept)
  * counts as an empty slot.
+ *
+ * An estimate answers at once from what is kept, the refresh running behind it for the next
+ * one (a slot late at most: the node's answer took a second and more on a busy machine, and
+ * every estimate after a slot passed waited for it); only with nothing kept yet does it wait.
+ * The landing advice, which follows the blocks one by one, waits for each refresh (`fresh`).
  */
 import type { RpcAnswer } from '../core/rpc-types';
 import { BLOCK_CONFIG, slotFeesOf, type SlotFees } from './block-fees';
@@ -32,8 +37,19 @@ export class RecentFees {
     private readonly now: () => number = () => Date.now(),
   ) {}
 
-  /** The newest `lookback` slots' samples, refreshed first when a slot has passed. Throws when nothing can be read and nothing is kept. */
+  /** The newest `lookback` slots' samples kept, a refresh started behind when a slot has passed. Throws when nothing can be read and nothing is kept. */
   async window(lookback: number): Promise<readonly SlotFees[]> {
+    const refreshing = this.refresh();
+    if (this.slots.length > 0) {
+      refreshing.catch(() => {}); // answered from what is kept; the next refresh tries again
+      return this.slots.slice(0, lookback);
+    }
+    await refreshing;
+    return this.slots.slice(0, lookback);
+  }
+
+  /** As `window`, once a refresh due has ended. Throws when nothing can be read and nothing is kept. */
+  async fresh(lookback: number): Promise<readonly SlotFees[]> {
     try {
       await this.refresh();
     } catch (error) {

@@ -26,7 +26,7 @@ describe('landing advice', () => {
         samples: Array.from({ length: 100 }, () => ({ price: 0, accounts: [], vote: false, failed: false, tip: 0, priority: free })),
       },
     ];
-    const recent = { window: async () => market } as unknown as RecentFees;
+    const recent = { window: async () => market, fresh: async () => market } as unknown as RecentFees;
     const advice = new LandingAdvice(
       recent,
       async () => [],

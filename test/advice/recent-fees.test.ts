@@ -29,7 +29,7 @@ describe('recent fees', () => {
     assert.equal(calls.length, 5, 'within the same slot: no read');
     clock += 400;
     slot.value += 1;
-    await recent.window(150);
+    await recent.fresh(150);
     assert.deepEqual(calls.slice(5), ['getSlot', 'getBlock 1000', 'getBlock 995', 'getBlock 994', 'getBlock 993']);
     assert.equal((await recent.window(3)).map((s) => s.slot).join(), '1000,999,998');
   });
@@ -47,23 +47,50 @@ describe('recent fees', () => {
       () => clock,
     );
     for (let i = 0; i < 60; i++) {
-      await recent.window(150);
+      await recent.fresh(150);
       clock += 400;
     }
-    assert.equal((await recent.window(150)).length, 150);
+    assert.equal((await recent.fresh(150)).length, 150);
     slot.value += 200;
     clock += 400;
-    await recent.window(150);
+    await recent.fresh(150);
     assert.ok(
       (await recent.window(150)).every((s) => s.slot >= slot.value - 150),
       'slots older than 150 are forgotten',
     );
     failing = true;
     clock += 400;
+    assert.ok((await recent.fresh(150)).length > 0);
+    clock += 400;
     assert.ok((await recent.window(150)).length > 0);
     const fresh = new RecentFees(async () => {
       throw new Error('connect ECONNREFUSED');
     });
     await assert.rejects(fresh.window(150), /ECONNREFUSED/);
+  });
+
+  it('answers at once from what is kept while the refresh of a new slot runs behind, and from the new blocks once it ended', async () => {
+    const slot = { value: 2_000 };
+    let clock = 0;
+    let release: () => void = () => {};
+    let held = false;
+    const { read } = node(slot);
+    const recent = new RecentFees(
+      async (method, params) => {
+        if (held && method === 'getBlock') await new Promise<void>((resolve) => (release = resolve));
+        return read(method, params);
+      },
+      () => clock,
+    );
+    assert.equal((await recent.window(150))[0]!.slot, 1_999, 'with nothing kept, the first estimate waits for the blocks');
+    held = true;
+    clock += 400;
+    slot.value += 1;
+    const answered = await Promise.race([recent.window(150), new Promise((resolve) => setTimeout(() => resolve('waited'), 1_000))]);
+    assert.notEqual(answered, 'waited', 'answered without waiting for the node');
+    assert.equal((answered as { slot: number }[])[0]!.slot, 1_999, 'from what was kept');
+    held = false;
+    release();
+    assert.equal((await recent.fresh(150))[0]!.slot, 2_000);
   });
 });

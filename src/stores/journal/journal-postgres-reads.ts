@@ -20,7 +20,10 @@ import {
 /** Runs a query for submission rows and reads them back as entries, in the query's order. */
 export type SelectEntries = (sql: string, values: unknown[]) => Promise<JournalEntry[]>;
 
-export interface PostgresReads extends Pick<Journal, 'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups' | 'outcomes'> {
+export interface PostgresReads extends Pick<
+  Journal,
+  'after' | 'since' | 'unfinished' | 'find' | 'list' | 'lastSeq' | 'landingGroups' | 'outcomes'
+> {
   readonly select: SelectEntries;
 }
 

@@ -3,7 +3,15 @@
  * their placeholders differ): kept once, so that the two adapters cannot drift apart in
  * what `unfinished()` and `list()` mean.
  */
-import type { JournalQuery, LandingQuery, LandingGroup, OutcomeQuery, SubmissionKind, TransactionOutcome, TransactionState } from './journal';
+import type {
+  JournalQuery,
+  LandingQuery,
+  LandingGroup,
+  OutcomeQuery,
+  SubmissionKind,
+  TransactionOutcome,
+  TransactionState,
+} from './journal';
 
 /** Submissions with a transaction not yet final; the states as literals, as in the partial index's condition, so that the index is used. */
 export const SELECT_UNFINISHED =

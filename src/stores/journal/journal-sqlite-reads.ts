@@ -5,7 +5,15 @@
  */
 import type { Journal, JournalEntry, JournalQuery, SendEvidence } from './journal';
 import { decodeSqliteError, entryFromRows, type SubmissionRow, type TransactionRow } from './journal-rows';
-import { landingQuery, landingGroupFrom, listQuery, outcomeFrom, outcomeQuery, type LandingGroupRecord, type OutcomeRecord } from './journal-queries';
+import {
+  landingQuery,
+  landingGroupFrom,
+  listQuery,
+  outcomeFrom,
+  outcomeQuery,
+  type LandingGroupRecord,
+  type OutcomeRecord,
+} from './journal-queries';
 import { lastSeqIn, type JournalStatements } from './journal-sqlite-statements';
 import type { JournalSignatures } from './journal-sqlite-signatures';
 import type { SqliteDatabase } from '../database/sqlite-database';

@@ -297,10 +297,7 @@ for (const backend of backends) {
       const wires = recorded.flatMap((e) => e.transactions.map((tx) => tx.wire.toString('hex')));
       assert.deepEqual(mine.map((o) => o.wire.toString('hex')).sort(), wires.sort());
       assert.ok(mine.every((o) => Buffer.isBuffer(o.wire) && o.createdAt >= before - 1));
-      assert.deepEqual(
-        mine.map((o) => o.signature).sort(),
-        recorded.flatMap((e) => e.transactions.map((tx) => tx.signature)).sort(),
-      );
+      assert.deepEqual(mine.map((o) => o.signature).sort(), recorded.flatMap((e) => e.transactions.map((tx) => tx.signature)).sort());
       assert.equal((await journal.outcomes({ sinceMs: before - 1, limit: 1 })).length, 1);
       assert.deepEqual(await journal.outcomes({ sinceMs: Date.now() + 60_000, limit: 100 }), []);
     });
