@@ -1,22 +1,14 @@
 /**
  * What landed in each slot, read from the cluster's node while the landing benchmark runs: the
  * lowest scheduling priority of a transaction that landed (the yardstick of overpayment), its
- * lowest compute-unit price, and
- * the tips the landed bundles paid (the tip floor). Read as the slots go by, because the
+ * lowest compute-unit price, and the tips the landed bundles paid (the tip floor), as the fee
+ * advice reads a block (src/advice/block-fees.ts). Read as the slots go by, because the
  * node keeps only its last 10,000 transactions (block-history.ts): at load 2 that is under a
  * minute of blocks.
  */
-import bs58 from 'bs58';
-import { BLOCK_CONFIG } from '../src/advice/block-fees';
-import { JITO_TIP_ACCOUNTS } from '../src/core/jito-tip-accounts';
-import { computeBudgetOf } from '../src/leader/compute-budget';
-import { priorityAndCost } from '../src/leader/scheduler-priority';
-import { isWireDefect, parseWireTransaction, type WireTransaction } from '../src/validation/wire-transaction';
+import { BLOCK_CONFIG, lowestLanded, slotFeesOf } from '../src/advice/block-fees';
 import type { Call } from './landing-load';
 
-const VOTE_PROGRAM = Buffer.from(bs58.decode('Vote111111111111111111111111111111111111111'));
-const SYSTEM_PROGRAM = Buffer.alloc(32);
-const TIP_ACCOUNTS = new Set(JITO_TIP_ACCOUNTS);
 /** The watcher looks for new slots this often (a slot is 400 ms). */
 const POLL_MS = 200;
 /** A slot whose block cannot be read yet is tried again this many times, then counted as unread. */
@@ -37,43 +29,14 @@ export interface SlotLanded {
   readonly tips: readonly number[];
 }
 
-/** Lamports `wire` transfers to Jito's tip accounts with the system program (0: not a tipped transaction). */
-export function tipOf(wire: WireTransaction): number {
-  let tip = 0;
-  for (const ix of wire.instructions) {
-    if (!wire.staticAccountKeys[ix.programIdIndex]?.equals(SYSTEM_PROGRAM)) continue;
-    if (ix.data.length !== 12 || ix.data.readUInt32LE(0) !== 2 || ix.accountIndexes.length < 2) continue;
-    const to = wire.staticAccountKeys[ix.accountIndexes[1]!];
-    if (to !== undefined && TIP_ACCOUNTS.has(bs58.encode(to))) tip += Number(ix.data.readBigUInt64LE(4));
-  }
-  return tip;
-}
-
-/** What landed in a block (getBlock's result with BLOCK_CONFIG), or null when the node has none for the slot. */
+/** What landed in a block (getBlock's result with BLOCK_CONFIG), or null when the node has none for the slot (or it does not parse). */
 export function slotLandedOf(block: unknown): SlotLanded | null {
-  const transactions = (block as { transactions?: unknown } | null)?.transactions;
-  if (!Array.isArray(transactions)) return null;
-  let lowestPrice: number | null = null;
-  let lowestPriority: number | null = null;
-  let priced = 0;
-  const tips: number[] = [];
-  for (const entry of transactions as { transaction?: unknown; meta?: { err?: unknown } | null }[]) {
-    if (!Array.isArray(entry.transaction) || typeof entry.transaction[0] !== 'string') continue;
-    const wire = parseWireTransaction(Buffer.from(entry.transaction[0], 'base64'));
-    if (isWireDefect(wire) || entry.meta?.err != null) continue;
-    if (wire.instructions.some((ix) => wire.staticAccountKeys[ix.programIdIndex]?.equals(VOTE_PROGRAM) === true)) continue;
-    const tip = tipOf(wire);
-    if (tip > 0) {
-      tips.push(tip);
-      continue;
-    }
-    const price = Number(computeBudgetOf(wire).unitPrice);
-    const priority = Number(priorityAndCost(wire).priority);
-    priced += 1;
-    if (lowestPrice === null || price < lowestPrice) lowestPrice = price;
-    if (lowestPriority === null || priority < lowestPriority) lowestPriority = priority;
-  }
-  return { lowestPriority, lowestPrice, priced, tips };
+  if (block === null || typeof block !== 'object') return null;
+  const fees = slotFeesOf(0, block);
+  if (typeof fees === 'string') return null;
+  const lowest = lowestLanded(fees.samples);
+  const tips = fees.samples.filter((s) => !s.vote && !s.failed && s.tip > 0).map((s) => s.tip);
+  return { lowestPriority: lowest?.priority ?? null, lowestPrice: lowest?.price ?? null, priced: lowest?.count ?? 0, tips };
 }
 
 /** Reads every slot's block from `fromSlot` on, as the slots are confirmed, until stopped. */

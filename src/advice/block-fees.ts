@@ -75,3 +75,19 @@ function sampleOf(entry: unknown): FeeSample | string {
     priority: Number(priorityAndCost(wire).priority),
   };
 }
+
+/**
+ * What a block's landed transactions paid at the least, as a leader placed them: the lowest
+ * priority and price of those that succeeded, votes left out, and tipped ones too (the block
+ * engine's auction placed them by their tip); null when none.
+ */
+export function lowestLanded(samples: readonly FeeSample[]): { priority: number; price: number; count: number } | null {
+  let [priority, price, count] = [Infinity, Infinity, 0];
+  for (const sample of samples) {
+    if (sample.vote || sample.failed || sample.tip > 0) continue;
+    priority = Math.min(priority, sample.priority);
+    price = Math.min(price, sample.price);
+    count++;
+  }
+  return count === 0 ? null : { priority, price, count };
+}

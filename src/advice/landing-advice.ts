@@ -18,7 +18,7 @@ import { fail, ok, slipwayError, type Result } from '../errors/error-catalogue';
 import type { OutcomeQuery, TransactionOutcome } from '../stores/journal';
 import { AdviceScores } from './advice-scores';
 import type { LandingReport } from '../core/landing-report';
-import type { SlotFees } from './block-fees';
+import { lowestLanded, type SlotFees } from './block-fees';
 import { CALIBRATION_SLOTS } from '../reports/calibration-statistics';
 import { followedOf, landedWithin, type Followed } from './followed-outcomes';
 import { fitCurve, probabilityAt, rankFor, type LandingCurve } from './landing-curve';
@@ -111,10 +111,8 @@ export class LandingAdvice {
   private recordFees(window: readonly SlotFees[]): void {
     const lowest = new Map<number, number>();
     for (const { slot, samples } of window) {
-      let least = Infinity;
-      for (const sample of samples)
-        if (!sample.vote && !sample.failed && sample.tip === 0 && sample.priority < least) least = sample.priority;
-      if (least !== Infinity) lowest.set(slot, least);
+      const least = lowestLanded(samples);
+      if (least !== null) lowest.set(slot, least.priority);
     }
     for (const outcome of this.followed) {
       if (outcome.bundle || outcome.state !== 'landed' || outcome.slot === null || this.feesSeen.has(outcome.signature)) continue;
