@@ -123,7 +123,8 @@ for (const [name, make] of Object.entries(stores)) {
       const dead = createIdempotency({ store, ttlMs: 60_000, abandonedAfterMs: 300, pollMs: 10, logError: () => {} });
       const hung = dead.run(submission('k5', 1), () => new Promise<never>(() => {}));
       void hung;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Wait for the dead gateway's claim to be in the store (a fixed pause lost the race on a loaded machine).
+      while ((await store.get('key_1', 'k5')) === null) await new Promise((resolve) => setTimeout(resolve, 5));
       const started = Date.now();
       const answer = await gateway.run(submission('k5', 1), async () => (submitted++, ok({ value: 'sig1', outcome: 'duplicate' })));
       assert.equal(answer.ok && answer.value.value, 'sig1');
