@@ -66,7 +66,7 @@ function accountsOf(question: LandingQuestion): readonly string[] {
 }
 
 /** `getPriorityFeeEstimate` at `level` for a transaction writing `accountKeys`, as a Helius client asks it. */
-export async function levelEstimate(gateway: Call, accountKeys: readonly string[], level: 'Medium' | 'High'): Promise<number> {
+export async function levelEstimate(gateway: Call, accountKeys: readonly string[], level: 'Low' | 'Medium' | 'High'): Promise<number> {
   const result = await gateway<{ priorityFeeEstimate: number }>('getPriorityFeeEstimate', [
     { accountKeys, options: { priorityLevel: level } },
   ]);

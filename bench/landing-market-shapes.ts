@@ -1,12 +1,12 @@
 /** What `npm run bench:landing` measures (landing-market.ts), as bench/results/latest.json keeps it under `landing.market`. */
-import type { SenderName } from './landing-senders';
 import type { CpuShares } from './proc-cpu';
 
 /** A median ratio that may be unbounded: a price over a lowest landed price of 0. */
 export type Ratio = number | 'unbounded' | null;
 
 export interface SenderFigures {
-  readonly sender: SenderName;
+  /** A SenderName in bench:landing; a strategy's name in bench:strategy. */
+  readonly sender: string;
   readonly description: string;
   /** Signed and handed to the route (transactions whose advice could not be had are not). */
   readonly sent: number;

@@ -1,8 +1,7 @@
 /** The landing benchmark's chart: landed % within the slots asked against the market's load, one line per sender. */
 import type { LandingMarket } from './landing-market-shapes';
-import type { SenderName } from './landing-senders';
 
-const COLOURS: Record<SenderName, string> = {
+const COLOURS: Record<string, string> = {
   advised: '#2a6fdb',
   plain: '#d9480f',
   jito: '#2b8a3e',
@@ -44,11 +43,11 @@ export function landingMarketChart(market: LandingMarket): string {
       .map((figures) => ({ load: figures.load, pct: figures.senders.find((sender) => sender.sender === name)?.landedWithinPct }))
       .filter((point): point is { load: number; pct: number } => point.pct !== undefined);
     const path = points.map((point) => `${x(point.load).toFixed(1)},${y(point.pct).toFixed(1)}`).join(' ');
-    out.push(`<polyline points="${path}" fill="none" stroke="${COLOURS[name]}" stroke-width="2"/>`);
+    out.push(`<polyline points="${path}" fill="none" stroke="${COLOURS[name] ?? '#000'}" stroke-width="2"/>`);
     for (const point of points)
-      out.push(`<circle cx="${x(point.load).toFixed(1)}" cy="${y(point.pct).toFixed(1)}" r="3.5" fill="${COLOURS[name]}"/>`);
+      out.push(`<circle cx="${x(point.load).toFixed(1)}" cy="${y(point.pct).toFixed(1)}" r="3.5" fill="${COLOURS[name] ?? '#000'}"/>`);
     const description = market.loads[0]!.senders.find((sender) => sender.sender === name)!.description;
-    out.push(`<rect x="${left + plotW + 20}" y="${top + i * 22}" width="12" height="12" fill="${COLOURS[name]}"/>`);
+    out.push(`<rect x="${left + plotW + 20}" y="${top + i * 22}" width="12" height="12" fill="${COLOURS[name] ?? '#000'}"/>`);
     out.push(`<text x="${left + plotW + 38}" y="${top + i * 22 + 11}" font-size="11">${escape(description.slice(0, 55))}</text>`);
   });
   out.push('</svg>');

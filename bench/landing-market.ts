@@ -285,7 +285,7 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
       blockUnits: BLOCK_UNITS,
       sendSeconds: options.sendSeconds,
       waitedSeconds: Math.round(waitedSeconds * 10) / 10,
-      senders: everyone.map((sender) => senderFigures(sender, DESCRIPTIONS[sender.name], watcher.slots, WITHIN_SLOTS)),
+      senders: everyone.map((sender) => senderFigures(sender, DESCRIPTIONS[sender.name as SenderName], watcher.slots, WITHIN_SLOTS)),
       ...((o) => ({ advisedOverpayment: o.priority, advisedPriceRatio: o.price }))(advisedOverpayment(advised, watcher.slots)),
       adviceSource: made.advisor.fallback ?? 'getLandingEstimate',
       tipFloor: { lamportsMedian: tip.paid.length === 0 ? null : median(tip.paid), source: tip.source },

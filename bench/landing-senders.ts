@@ -59,7 +59,7 @@ export class UserSender {
   readonly adviceFailures: Record<string, number> = {};
 
   constructor(
-    readonly name: SenderName,
+    readonly name: string,
     private readonly pricing: Pricing,
     private readonly submit: Submit,
     runId: string,
