@@ -47,6 +47,19 @@ describe('landing curve', () => {
     assert.ok(probabilityAt(curve, 0.3) < 0.1);
   });
 
+  it('follows a sharp rise near the bottom of the market: half landing below rank 0.1 and all above, the advice for 0.85 is at 0.1, not half-way up', () => {
+    const random = seeded(5);
+    const outcomes = Array.from({ length: 2_000 }, () => {
+      const rank = random();
+      return { rank, landed: rank > 0.1 || random() < 0.5 };
+    });
+    const curve = fitCurve(outcomes);
+    const advice = rankFor(curve, 0.85);
+    assert.ok(advice.rank > 0.08 && advice.rank < 0.12, `rank ${advice.rank}`);
+    assert.equal(probabilityAt(curve, 0.4), 1, 'where everything landed the chance is 1, not an interpolation towards it');
+    assert.ok(Math.abs(probabilityAt(curve, advice.rank) - 0.85) < 1e-9, 'the prediction at the advised rank is the chance asked for');
+  });
+
   it('leaves the prior out once 50 outcomes are known: all of them landing, it advises the bottom of the market for any chance', () => {
     const landing = (n: number) => Array.from({ length: n }, (_, i) => ({ rank: 0.1 + (0.8 * i) / n, landed: true }));
     const few = fitCurve(landing(49));
