@@ -18,6 +18,8 @@ export const TARGETS = {
   calibrationSamplesPerDecile: 100,
 } as const;
 
+/** Transactions not landed within the slots, shown each (the first of them), so that a miss can be explained. */
+const LATE_SAMPLES = 8;
 const round = (n: number, places = 1) => Math.round(n * 10 ** places) / 10 ** places;
 const pct = (part: number, whole: number) => (whole === 0 ? 0 : round((100 * part) / whole, 2));
 const within = (entry: UserSent, slots: number) => entry.landedSlot !== undefined && entry.landedSlot - entry.slot <= slots;
@@ -89,6 +91,23 @@ export function senderFigures(
     hot: { sent: hot.length, landedWithinPct: pct(hot.filter((entry) => within(entry, withinSlots)).length, hot.length) },
     refusals,
     adviceFailures: { ...sender.adviceFailures },
+    late: sent
+      .filter((entry) => !within(entry, withinSlots))
+      .slice(0, LATE_SAMPLES)
+      .map((entry) => {
+        const next = Array.from({ length: withinSlots }, (_, i) => slots.get(entry.slot + 1 + i)?.lowestPrice).filter(
+          (price): price is number => typeof price === 'number',
+        );
+        return {
+          slot: entry.slot,
+          landedSlot: entry.landedSlot ?? null,
+          price: entry.price,
+          hot: entry.hot,
+          lowestLandedPriceNext: next.length === 0 ? null : Math.min(...next),
+          answerMs: entry.answerMs === undefined ? null : Math.round(entry.answerMs),
+          refusal: entry.refusal ?? null,
+        };
+      }),
   };
 }
 

@@ -50,6 +50,20 @@ export interface SenderFigures {
   readonly hot: { readonly sent: number; readonly landedWithinPct: number };
   readonly refusals: Record<string, number>;
   readonly adviceFailures: Record<string, number>;
+  /**
+   * The first few not landed within the slots: sent at `slot`, landed at `landedSlot` (null:
+   * never), at `price`, against the lowest price that landed in any of the slots after it
+   * (`lowestLandedPriceNext`: what would have sufficed there, at best).
+   */
+  readonly late: readonly {
+    readonly slot: number;
+    readonly landedSlot: number | null;
+    readonly price: number;
+    readonly hot: boolean;
+    readonly lowestLandedPriceNext: number | null;
+    readonly answerMs: number | null;
+    readonly refusal: string | null;
+  }[];
 }
 
 export interface CalibrationDecile {

@@ -47,6 +47,16 @@ export function landingMarketTable(market: Pick<LandingMarket, 'loads' | 'within
       for (const [why, count] of Object.entries(s.refusals)) notes.push(`refused ${count}×: ${why}`);
       for (const [why, count] of Object.entries(s.adviceFailures)) notes.push(`no advice ${count}×: ${why}`);
       if (notes.length > 0) lines.push(`    ${s.sender}: ${notes.join('; ')}`);
+      if (s.sender === 'advised' && s.late.length > 0)
+        lines.push(
+          `    advised, not within ${market.withinSlots} slots (sent slot → landed slot, price / lowest landed price in the slots after it): ` +
+            s.late
+              .map(
+                (late) =>
+                  `${late.slot}→${late.landedSlot ?? 'never'} ${late.price}/${late.lowestLandedPriceNext ?? '?'}${late.hot ? ' hot' : ''}`,
+              )
+              .join('; '),
+        );
     }
     lines.push(
       `    (a)'s median priority over the median lowest landed priority of its slots: ${ratio(figures.advisedOverpayment)} (prices: ${ratio(figures.advisedPriceRatio)})`,

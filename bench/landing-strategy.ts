@@ -112,6 +112,9 @@ export interface StrategyFigures {
   readonly routes: readonly string[];
   readonly sent: number;
   readonly landedPct: number;
+  /** Not landed, its blockhash expired; not landed when following ended, its blockhash still valid. */
+  readonly expired: number;
+  readonly unresolved: number;
   readonly landedWithin2Pct: number;
   readonly landedWithin8Pct: number;
   readonly hotWithin8Pct: number;
@@ -279,6 +282,8 @@ async function measureLoad(load: number, seconds: number, warmSeconds: number, m
         routes: strategy.routes,
         sent: figures.sent,
         landedPct: figures.landedPct,
+        expired: figures.expired,
+        unresolved: figures.unresolved,
         landedWithin2Pct: within2.landedWithinPct,
         landedWithin8Pct: figures.landedWithinPct,
         hotWithin8Pct: figures.hot.landedWithinPct,
@@ -310,8 +315,13 @@ function table(figures: StrategyLoad): string {
         `${fmt(s.landedWithin8Pct).padStart(12)}${fmt(s.hotWithin8Pct).padStart(10)}${fmt(s.slots.p50, 0).padStart(11)}${fmt(s.slots.p90, 0).padStart(5)}` +
         `${fmt(s.slots.p99, 0).padStart(5)}${fmt(s.sendsPerTransaction, 2).padStart(10)}${fmt(s.tpuHandoffsPerTransaction, 2).padStart(18)}`,
     );
-  for (const s of figures.strategies)
-    if (Object.keys(s.refusals).length > 0) lines.push(`    ${s.strategy}: refused ${JSON.stringify(s.refusals)}`);
+  for (const s of figures.strategies) {
+    const notes = [
+      ...(s.expired + s.unresolved > 0 ? [`not landed: ${s.expired} expired, ${s.unresolved} still waiting when following ended`] : []),
+      ...(Object.keys(s.refusals).length > 0 ? [`refused ${JSON.stringify(s.refusals)}`] : []),
+    ];
+    if (notes.length > 0) lines.push(`    ${s.strategy}: ${notes.join('; ')}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

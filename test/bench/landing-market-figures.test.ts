@@ -88,6 +88,14 @@ describe("the landing benchmark's figures", () => {
     assert.deepEqual(advisedOverpayment(sender, slots), { priority: 1.2, price: 2.001 });
     // 5,000 + ceil(3,000 × 600 / 10⁶) = 5,002; 5,000 + 1 (0.6 rounded up); 5,000 + ceil(1.2006) = 5,002.
     assert.equal(figures.feePerLandedLamports, Math.round((5_002 + 5_001 + 5_002) / 3));
+    // Not within 8 slots: the one landed at 120, and the one never landed; the lowest landed price in slots 101-108 is 1,000.
+    assert.deepEqual(
+      figures.late.map((late) => [late.landedSlot, late.price, late.lowestLandedPriceNext]),
+      [
+        [120, 2_001, 1_000],
+        [null, 9_000, 1_000],
+      ],
+    );
   });
 
   it('takes the largest calibration error over deciles of at least 100 samples only, and none without them', () => {
