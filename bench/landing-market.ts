@@ -46,11 +46,11 @@ const PROBABILITY = 0.9;
 /** Each sender sends one transaction every TICK_MS: 2 a slot, 5 a second. */
 const TICK_MS = 200;
 /**
- * The calibration stream's transactions a slot (5: 12.5 a second, so that 90 s gives about
- * 112 in each of the ten deciles, the probabilities taken in turns, not drawn, so each gets
+ * The calibration stream's transactions a slot (6: 15 a second, so that the default 75 s gives
+ * about 112 for each of the ten probabilities asked, taken in turns, not drawn, so each gets
  * its share).
  */
-const CALIBRATION_PER_SLOT = 5;
+const CALIBRATION_PER_SLOT = 6;
 const CALIBRATION_PROBABILITIES = [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95];
 /** (e)'s price, micro-lamports per unit: a fiftieth of the market's median (fee-weather.ts MEDIAN_PRICE, 5,000). */
 const LOW_PRICE = 100;

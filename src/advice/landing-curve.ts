@@ -1,7 +1,7 @@
 /**
  * The chance of landing within k slots as a function of where a transaction's price stood in
  * the market when it was sent (its rank, 0 the cheapest of what landed around it, 1 the
- * dearest; market-ranks.ts), learnt from outcomes. No I/O.
+ * dearest, below 0 under the cheapest; market-ranks.ts), learnt from outcomes. No I/O.
  *
  * The curve is an isotonic regression (pool adjacent violators): the most likely
  * non-decreasing curve through the outcomes, assuming only that paying more never lowers the
@@ -114,7 +114,7 @@ export function probabilityAt(curve: LandingCurve, rank: number): number {
 }
 
 export interface RankAdvice {
-  /** The lowest rank the curve gives the chance asked for, or 1 when none does. */
+  /** The lowest rank the curve gives the chance asked for (at most 0 when its lowest outcomes reach it), or 1 when none does. */
   readonly rank: number;
   /** The chance at that rank: the one asked for, or the best the curve offers when it is lower. */
   readonly probability: number;
@@ -128,7 +128,9 @@ export interface RankAdvice {
 export function rankFor(curve: LandingCurve, probability: number): RankAdvice {
   const { points } = curve;
   const first = points[0]!;
-  if (first.probability >= probability) return { rank: 0, probability: first.probability, reachable: true, nearbyOutcomes: first.outcomes };
+  // The lowest rank the outcomes support: the cheapest that landed, or lower where outcomes under it landed.
+  if (first.probability >= probability)
+    return { rank: Math.min(0, first.from), probability: first.probability, reachable: true, nearbyOutcomes: first.outcomes };
   for (let i = 1; i < points.length; i++) {
     const [a, b] = [points[i - 1]!, points[i]!];
     if (b.probability >= probability) {

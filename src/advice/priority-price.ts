@@ -21,7 +21,7 @@ import {
   transactionCost,
   WRITE_LOCK_UNITS,
 } from '../leader/cost-model';
-import { leaderReward } from '../leader/scheduler-priority';
+import { leaderReward, schedulingPriority } from '../leader/scheduler-priority';
 import type { WireTransaction } from '../validation/wire-transaction';
 
 /** What the price of a transaction turns on: its cost to the block, its unit limit and its base fee. */
@@ -72,4 +72,10 @@ export function priceForPriority(priority: number, shape: PriceShape): number {
   const priorityFee = Math.max(0, reward - kept);
   // Agave rounds the priority fee up (price × limit / 10⁶): the lowest price whose fee reaches it.
   return priorityFee === 0 ? 0 : Math.floor(((priorityFee - 1) * 1_000_000) / shape.unitLimit) + 1;
+}
+
+/** The priority a transaction of `shape` has at `price`: its fee rounded up as Agave rounds it (the inverse of priceForPriority, which may overshoot). */
+export function priorityAtPrice(price: number, shape: PriceShape): number {
+  const priorityFee = BigInt(Math.ceil((price * shape.unitLimit) / 1_000_000));
+  return Number(schedulingPriority(leaderReward({ baseFee: shape.baseFee, priorityFee }), shape.cost));
 }

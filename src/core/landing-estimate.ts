@@ -19,6 +19,7 @@ export type LandingEstimateRequest = (
 export interface RouteEstimate {
   readonly microLamportsPerComputeUnit: number;
   readonly tipLamports?: number;
+  /** The chance of landing within `withinSlots` at that price: at least the one asked for when `reachable`. */
   readonly probability: number;
   readonly reachable: boolean;
   readonly outcomes: number;
@@ -37,7 +38,7 @@ export interface LandingEstimate extends RouteEstimate {
     readonly windowSeconds: number;
     /** The pseudo-outcomes of the prior (the market's own percentiles) the outcomes are blended with: 20 until 50 outcomes are known, then 0. */
     readonly priorWeight: number;
-    /** Where the advice stands in the market (0..1). */
+    /** Where the advice stands in the market (0..1 among what landed; below 0, under the lowest by that share of it). */
     readonly marketRank: number;
     /** The scheduling priority advised (Agave's: lamports the leader keeps × 1,000,000 / (cost + 1)); 0 for bundles. */
     readonly priority: number;

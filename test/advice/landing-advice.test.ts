@@ -45,4 +45,28 @@ describe('landing advice', () => {
       advice.close();
     }
   });
+
+  it('answers the chance at the price it gives, which the fee rounded to whole lamports lifts above the rank advised', async () => {
+    // Half the market free, half paying 100 lamports of priority fee: the price for rank 0.3 (free, plus one) is a
+    // priority fee of one lamport, which ranks just under the middle of the market, not at 0.3.
+    const [free, dear] = [priorityOf(wire(0)), priorityOf(wire(Math.ceil((100 * 1e6) / 600)))];
+    const sample = (priority: number) => ({ price: 0, accounts: [], vote: false, failed: false, tip: 0, priority });
+    const market: SlotFees[] = [{ slot: 10, samples: [...Array(50).fill(free).map(sample), ...Array(50).fill(dear).map(sample)] }];
+    const recent = { window: async () => market, fresh: async () => market } as unknown as RecentFees;
+    const advice = new LandingAdvice(
+      recent,
+      async () => [],
+      () => 1_000_000,
+    );
+    try {
+      const answer = await advice.estimate([{ transaction: wire(0).toString('base64'), probability: 0.3, withinSlots: 8 }]);
+      assert.ok(answer.ok);
+      assert.equal(answer.value.microLamportsPerComputeUnit, 1);
+      assert.ok(Math.abs(answer.value.evidence.marketRank - 0.3) < 0.01, 'advised at the rank for 0.3');
+      // With no outcomes the curve is the market's percentile: the chance at rank 0.49 is about 0.49.
+      assert.ok(answer.value.probability > 0.45 && answer.value.probability < 0.5, `answered ${answer.value.probability}, not 0.3`);
+    } finally {
+      advice.close();
+    }
+  });
 });

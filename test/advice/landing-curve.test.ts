@@ -60,6 +60,19 @@ describe('landing curve', () => {
     assert.ok(Math.abs(probabilityAt(curve, advice.rank) - 0.85) < 1e-9, 'the prediction at the advised rank is the chance asked for');
   });
 
+  it('advises under the cheapest landed (a rank below 0) for a low chance when prices under it never landed, and as low as under-priced ones that landed', () => {
+    const random = seeded(3);
+    const outcomes = Array.from({ length: 1_000 }, (_, i) =>
+      i % 2 === 0 ? { rank: -0.2 + random() * 0.01, landed: false } : { rank: random(), landed: random() < 0.99 },
+    );
+    const curve = fitCurve(outcomes);
+    const low = rankFor(curve, 0.05);
+    assert.ok(low.rank < 0 && low.rank > -0.19, `rank ${low.rank}: between the never-landed and the cheapest landed`);
+    assert.ok(Math.abs(probabilityAt(curve, low.rank) - 0.05) < 1e-9);
+    const cheapLanded = fitCurve(Array.from({ length: 100 }, (_, i) => ({ rank: -0.3 + i / 100, landed: true })));
+    assert.deepEqual([rankFor(cheapLanded, 0.9).rank, rankFor(cheapLanded, 0.9).probability], [-0.3, 1]);
+  });
+
   it('leaves the prior out once 50 outcomes are known: all of them landing, it advises the bottom of the market for any chance', () => {
     const landing = (n: number) => Array.from({ length: n }, (_, i) => ({ rank: 0.1 + (0.8 * i) / n, landed: true }));
     const few = fitCurve(landing(49));

@@ -1,6 +1,7 @@
 /**
  * Market ranks: a price's rank and the price of a rank invert each other, ties rank at their
- * middle, and an account with a market of its own (the hot account) lowers a transaction's
+ * middle, a price under the cheapest landed ranks below 0 by how far under it, a fee payer's
+ * own transactions are not a market, a burst shows in the recent blocks at once, and an account with a market of its own (the hot account) lowers a transaction's
  * rank and raises the price advised for it.
  */
 import assert from 'node:assert/strict';
@@ -53,14 +54,61 @@ describe('market ranks', () => {
     assert.equal(rankIn(free.priorities!, 1e9), 1);
   });
 
+  it('ranks a price under the cheapest that landed below 0, by how far under it, and prices such a rank back', () => {
+    const dear = snapshotOf([{ slot: 4, samples: prices.map((p) => sample(10_000 + p)) }], 0); // 10,000 … 20,000
+    assert.equal(rankIn(dear.priorities!, 10_000), 0);
+    assert.ok(Math.abs(rankIn(dear.priorities!, 9_999) - -0.0001) < 1e-12, 'one under the cheapest is just below 0, not 0');
+    assert.equal(rankIn(dear.priorities!, 5_000), -0.5);
+    assert.equal(rankIn(dear.priorities!, 0), -1);
+    assert.equal(priceAt(dear.priorities!, -0.5), 5_000);
+    assert.equal(priceAt(dear.priorities!, -2), 0, 'no lower than nothing');
+    for (const value of [1, 2_500, 9_999]) assert.equal(priceAt(dear.priorities!, rankIn(dear.priorities!, value)), value);
+  });
+
+  it("does not take a fee payer's own transactions for a market of its account", () => {
+    const payer = 'Payer111111111111111111111111111111111111111';
+    const busy = snapshotOf(
+      [{ slot: 5, samples: [...prices.map((p) => sample(p)), ...Array.from({ length: 40 }, () => sample(60_000, [payer]))] }],
+      0,
+    );
+    assert.equal(busy.accounts.has(payer), false);
+    assert.equal(priorityForRank(busy, 0, [payer]), priorityForRank(busy, 0, []), 'priced as the market, not one above its own last price');
+  });
+
+  it("prices a burst on an account from the recent blocks, before it fills the 20 blocks' market", () => {
+    const hot = 'Hot1111111111111111111111111111111111111111';
+    const block = (slot: number, hotPrice: number) => ({
+      slot,
+      samples: [...prices.map((p) => sample(p)), ...Array.from({ length: 30 }, (_, i) => sample(hotPrice + i, [`payer ${i}`, hot]))],
+    });
+    // Newest first: a burst at 200,000 in the last two blocks, 10,000 in the 18 before.
+    const window = Array.from({ length: 20 }, (_, i) => block(100 - i, i < 2 ? 200_000 : 10_000));
+    const snapshot = snapshotOf(window, 0);
+    assert.ok(priceAt(snapshot.accounts.get(hot)!, 0) < 11_000, "the 20 blocks' cheapest is from before the burst");
+    assert.ok(priorityForRank(snapshot, 0, [hot]) >= 200_000, 'the advice is priced in the burst');
+    assert.ok(transactionRank(snapshot, 100_000, [hot])! < 0, 'a price under the burst ranks under its cheapest');
+    assert.ok(priorityForRank(snapshot, 0, []) < 11_000, 'the rest of the market is not moved');
+  });
+
   it("ranks a transaction writing the hot account by the hot account's dearer market, and prices its advice from it", () => {
     const hot = 'Hot1111111111111111111111111111111111111111';
     const busy = snapshotOf(
-      [{ slot: 5, samples: [...prices.map((p) => sample(p)), ...Array.from({ length: 40 }, (_, i) => sample(50_000 + i * 1_000, [hot]))] }],
+      [
+        {
+          slot: 5,
+          samples: [
+            ...prices.map((p) => sample(p)),
+            ...Array.from({ length: 40 }, (_, i) => sample(50_000 + i * 1_000, [`payer ${i}`, hot])),
+          ],
+        },
+      ],
       0,
     );
     assert.ok(transactionRank(busy, 9_000, [hot])! < transactionRank(busy, 9_000, [])!);
-    assert.equal(transactionRank(busy, 9_000, [hot]), 0);
+    assert.ok(
+      Math.abs(transactionRank(busy, 9_000, [hot])! - (9_000 / 50_000 - 1)) < 1e-9,
+      'under the hot market: 82 % below its cheapest',
+    );
     assert.ok(priorityForRank(busy, 0.5, [hot]) >= 50_000);
     assert.ok(priorityForRank(busy, 0.5, []) < 50_000);
   });

@@ -124,7 +124,7 @@ describe("the landing benchmark's figures", () => {
       senders: [sender('advised', 90), sender('plain', 85)],
       advisedOverpayment: 1.2,
       adviceSource: 'getLandingEstimate',
-      calibration: { gateway: null, gatewayNote: 'getLandingReport has no calibration section' },
+      calibration: { gateway: null, gatewayNote: 'getLandingReport has no calibration section', client: null },
     } as unknown as LoadFigures;
     const checks = targetChecks([load]);
     assert.deepEqual(
@@ -141,11 +141,15 @@ describe("the landing benchmark's figures", () => {
       observed,
       samples,
     });
-    const withCalibration = (deciles: ReturnType<typeof decile>[]) =>
+    const withCalibration = (deciles: ReturnType<typeof decile>[], client: ReturnType<typeof decile>[] = []) =>
       targetChecks([
         {
           ...load,
-          calibration: { gateway: { withinSlots: 8, deciles, brier: 0.1, samples: 500 }, gatewayNote: null },
+          calibration: {
+            gateway: { withinSlots: 8, deciles, brier: 0.1, samples: 500 },
+            gatewayNote: null,
+            client: { withinSlots: 8, deciles: client, brier: 0.1, samples: 500 },
+          },
         } as unknown as LoadFigures,
       ])[3]!.met;
     assert.equal(
@@ -155,5 +159,15 @@ describe("the landing benchmark's figures", () => {
     );
     assert.equal(withCalibration([decile(0.9, 0.94, 0.83, 300)]), false, '11 points off');
     assert.equal(withCalibration([decile(0.9, 0.94, 0.94, 99)]), false, 'no decile with 100 samples');
+    assert.equal(
+      withCalibration([decile(0.9, 0.94, 0.94, 300)], [decile(0.7, 0.75, 0.99, 200)]),
+      false,
+      "the senders' view judged too: advised 75 %, 99 % landed",
+    );
+    assert.equal(
+      withCalibration([decile(0.9, 0.94, 0.94, 99)], [decile(0.9, 0.92, 0.95, 200)]),
+      true,
+      'either view may carry the judgement',
+    );
   });
 });

@@ -71,7 +71,9 @@ describe('bin/slipway send --fee', () => {
     assert.equal(auto.code, 0, auto.stderr + auto.stdout);
     const [sent] = JSON.parse(auto.stdout);
     assert.equal(sent.state, 'landed');
-    assert.deepEqual([sent.fee.advice.probability, sent.fee.advice.withinSlots], [0.9, 8]);
+    // The chance at the price advised: the one asked for, or a little more where the fee's rounding lifts it.
+    assert.ok(sent.fee.advice.probability >= 0.9 && sent.fee.advice.probability < 0.95, String(sent.fee.advice.probability));
+    assert.equal(sent.fee.advice.withinSlots, 8);
     assert.ok(sent.fee.microLamportsPerComputeUnit > 0, JSON.stringify(sent.fee));
     assert.notEqual(sent.signature, Buffer.from(original, 'base64').subarray(1, 65).toString('hex'));
     assert.equal(await priceOnChain(sent.signature), BigInt(sent.fee.microLamportsPerComputeUnit));

@@ -25,8 +25,8 @@ function dataDir(): string {
   return dir;
 }
 
-async function serve(dir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const server = await startServer(dir, env);
+async function serve(dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<ServerProcess> {
+  const server = await startServer(dir, env, args);
   servers.push(server);
   return server;
 }
@@ -65,6 +65,31 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
 }
 
 describe('bin/slipway serve', () => {
+  it('--market 2 alone is congested out of the box: blocks filled to the limit it picks, the cheapest held or dropped', async () => {
+    // getSlotStats (the local cluster's own, for tests) is not among the reads a gateway forwards by default.
+    const server = await serve(dataDir(), { SLIPWAY_READ_METHODS: '*' }, ['--market', '2', '--slot-ms', '400']);
+    const call = async (method: string, params: unknown[] = []) => {
+      const answer = await rpc(server.url, server.initialKey!, method, params);
+      assert.equal(answer.body.error, undefined, `${method}: ${JSON.stringify(answer.body)}`);
+      return answer.body.result;
+    };
+    const first = (await call('getSlot')) as number;
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const last = ((await call('getSlot')) as number) - 1;
+    type Stats = { blockUnits: number; units: number; held: Record<string, number>; dropped: Record<string, number> };
+    const stats = [];
+    // The first slots ramp up (the market starts mid-slot).
+    for (let slot = first + 2; slot <= last; slot++) stats.push((await call('getSlotStats', [slot])) as Stats);
+    assert.ok(stats.length >= 5, `slots went by: ${first} to ${last}`);
+    assert.deepEqual(new Set(stats.map((s) => s.blockUnits)), new Set([200_000]), 'the block limit --market picks');
+    const full = stats.filter((s) => s.units >= s.blockUnits * 0.75).length;
+    assert.ok(full * 2 >= stats.length, `half the blocks or more at 75 % of their units or more (${full} of ${stats.length})`);
+    const sum = (records: Record<string, number>[]) => records.reduce((n, r) => n + Object.values(r).reduce((a, b) => a + b, 0), 0);
+    assert.ok(sum(stats.map((s) => s.held)) + sum(stats.map((s) => s.dropped)) > 0, 'more was sent than the blocks hold');
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  });
+
   it('prints the listening URL with the real port and a first key that can send', async () => {
     const dir = dataDir();
     const server = await serve(dir);
