@@ -112,9 +112,16 @@ function parse(bytes: Buffer): WireTransaction | null {
   return isWireDefect(wire) ? null : wire;
 }
 
-/** Whether `outcome` landed within `slots` slots (failed on chain counts: it was in a block), or null while that is not known yet. */
+/**
+ * Whether `outcome` landed within `slots` slots (failed on chain counts: it was in a block), or
+ * null until that is known for every transaction received with it: k + 3 slots after it was
+ * received. A landing is known at once and a miss only then, so counted as soon as each was
+ * known, the newest outcomes were the landings alone: the curve learnt that everything lands
+ * (bench:landing at 4x: predicted 98 %, 84 % landed; advice priced where nothing landed in the
+ * first slots of a stream, from its first quick landings).
+ */
 export function landedWithin(outcome: Followed, slots: number, nowMs: number, slotMs: number): boolean | null {
+  if (nowMs - outcome.createdAt <= (slots + UNFINISHED_MARGIN_SLOTS) * slotMs) return null;
   if (outcome.state === 'landed' || outcome.state === 'failed') return outcome.slotsToLand === null ? null : outcome.slotsToLand <= slots;
-  if (outcome.state === 'expired' || outcome.state === 'rejected') return false;
-  return nowMs - outcome.createdAt > (slots + UNFINISHED_MARGIN_SLOTS) * slotMs ? false : null;
+  return false;
 }
