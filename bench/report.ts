@@ -25,23 +25,28 @@ const LANDING_MARKET_FIGURES = [
   'landing_advice_calibration_max_error_pts',
 ] as const;
 
-/** The figures of `npm run bench:landing` in the latest.json at `file`, to be carried into the next one. */
-function landingMarketOf(file: string): { market?: unknown; flat: Record<string, unknown> } {
-  if (!fs.existsSync(file)) return { flat: {} };
-  const previous = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown> & { landing?: { market?: unknown } };
-  if (previous.landing?.market === undefined) return { flat: {} };
-  return {
-    market: previous.landing.market,
-    flat: Object.fromEntries(LANDING_MARKET_FIGURES.map((name) => [name, previous[name] ?? null])),
+/**
+ * The figures of `npm run bench:landing` and `npm run bench:strategy` in the latest.json at
+ * `file` (`landing.market`, `landing.strategy`, the flat names), to be carried into the next one.
+ */
+export function landingFiguresOf(file: string): { landing: Record<string, unknown>; flat: Record<string, unknown> } {
+  if (!fs.existsSync(file)) return { landing: {}, flat: {} };
+  const previous = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown> & {
+    landing?: { market?: unknown; strategy?: unknown };
   };
+  const landing: Record<string, unknown> = {};
+  for (const name of ['market', 'strategy'] as const) if (previous.landing?.[name] !== undefined) landing[name] = previous.landing[name];
+  const flat = landing.market === undefined ? {} : Object.fromEntries(LANDING_MARKET_FIGURES.map((name) => [name, previous[name] ?? null]));
+  return { landing, flat };
 }
 
 export function writeReport(results: BenchResults, dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'latest.json');
-  // bench:landing's figures (with the commit they measured) stay until that benchmark runs again.
-  const kept = landingMarketOf(file);
-  const written = kept.market === undefined ? results : { ...results, landing: { ...results.landing, market: kept.market }, ...kept.flat };
+  // bench:landing's and bench:strategy's figures (with the commits they measured) stay until those benchmarks run again.
+  const kept = landingFiguresOf(file);
+  const landing = { ...results.landing, ...kept.landing };
+  const written = Object.keys(landing).length === 0 ? { ...results, ...kept.flat } : { ...results, landing, ...kept.flat };
   fs.writeFileSync(file, JSON.stringify(written, null, 2) + '\n');
   fs.writeFileSync(path.join(dir, 'latest.svg'), chart(results));
   process.stdout.write(table(results));
