@@ -20,6 +20,7 @@ import path from 'node:path';
 import bs58 from 'bs58';
 import { Pool, request } from 'undici';
 import { HOT_ACCOUNT } from '../src/market/market';
+import { parsePrometheusText } from '../src/metrics/prometheus-text';
 import { levelEstimate } from './landing-advice';
 import { BlockWatcher } from './landing-blocks';
 import { followUntilSettled, jsonRpc, keepBlockhashFresh, sleep, type Call } from './landing-load';
@@ -158,14 +159,10 @@ function configOf(strategy: Strategy, nodeUrl: string): object {
 }
 
 /** A metric's samples summed over the label sets `match` accepts, from a Prometheus text page. */
-export function sumMetric(page: string, name: string, match: (labels: string) => boolean = () => true): number {
-  let sum = 0;
-  for (const line of page.split('\n')) {
-    const found = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (found === null || found[1] !== name || !match(found[2] ?? '')) continue;
-    sum += Number(found[3]);
-  }
-  return sum;
+export function sumMetric(page: string, name: string, match: (labels: Readonly<Record<string, string>>) => boolean = () => true): number {
+  return parsePrometheusText(page)
+    .filter((sample) => sample.name === name && match(sample.labels))
+    .reduce((sum, sample) => sum + sample.value, 0);
 }
 
 async function metricsOf(server: ServerProcess): Promise<string> {
@@ -266,14 +263,11 @@ async function measureLoad(load: number, seconds: number, warmSeconds: number, m
       const sender = senders[i]!;
       const figures = senderFigures(sender, strategy.description, watcher.slots, WITHIN_SLOTS);
       const within2 = senderFigures(sender, strategy.description, watcher.slots, 2);
-      const delta = (name: string, match?: (labels: string) => boolean) =>
+      const delta = (name: string, match?: (labels: Readonly<Record<string, string>>) => boolean) =>
         sumMetric(after[i]!, name, match) - sumMetric(before[i]!, name, match);
       const taken = figures.accepted;
-      const sends = delta(
-        'slipway_upstream_sends_total',
-        (labels) => labels.includes('operation="transaction"') && labels.includes('outcome="ok"'),
-      );
-      const handoffs = delta('slipway_tpu_sends_total', (labels) => labels.includes('outcome="queued"'));
+      const sends = delta('slipway_upstream_sends_total', (labels) => labels.operation === 'transaction' && labels.outcome === 'ok');
+      const handoffs = delta('slipway_tpu_sends_total', (labels) => labels.outcome === 'queued');
       return {
         strategy: strategy.name,
         description: strategy.description,
