@@ -248,7 +248,9 @@ describe('createSlipwayClient', () => {
     const tx = await transferTx(ctx.connection, alice, Keypair.generate().publicKey, 1_000_000);
     const estimate = await client.getLandingEstimate({ transaction: tx, probability: 0.9, withinSlots: 8 });
     assert.equal(estimate.withinSlots, 8);
-    assert.equal(estimate.probability, 0.9);
+    // The chance answered is the curve's at the price answered: at least the chance asked for,
+    // more when the earlier tests' landings at price 0 already give more.
+    assert.ok(estimate.probability >= 0.9 && estimate.probability <= 1, String(estimate.probability));
     // Nothing on this ledger pays a priority fee: the advice is 0, and the fee the signature's.
     assert.equal(estimate.microLamportsPerComputeUnit, 0);
     assert.equal(estimate.feeLamports, 5_000);
