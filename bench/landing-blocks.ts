@@ -7,8 +7,11 @@
  * minute of blocks.
  */
 import { BLOCK_CONFIG, lowestLanded, slotFeesOf } from '../src/advice/block-fees';
+import bs58 from 'bs58';
+import { HOT_ACCOUNT } from '../src/market/market';
 import type { Call } from './landing-load';
 
+const HOT = bs58.encode(HOT_ACCOUNT);
 /** The watcher looks for new slots this often (a slot is 400 ms). */
 const POLL_MS = 200;
 /** A slot whose block cannot be read yet is tried again this many times, then counted as unread. */
@@ -27,6 +30,8 @@ export interface SlotLanded {
   readonly priced: number;
   /** Lamports each landed tipped transaction transferred to the tip accounts. */
   readonly tips: readonly number[];
+  /** Of the transactions that landed successfully (votes left out), the share that wrote the market's hot account. */
+  readonly hotShare: number;
 }
 
 /** What landed in a block (getBlock's result with BLOCK_CONFIG), or null when the node has none for the slot (or it does not parse). */
@@ -35,8 +40,11 @@ export function slotLandedOf(block: unknown): SlotLanded | null {
   const fees = slotFeesOf(0, block);
   if (typeof fees === 'string') return null;
   const lowest = lowestLanded(fees.samples);
-  const tips = fees.samples.filter((s) => !s.vote && !s.failed && s.tip > 0).map((s) => s.tip);
-  return { lowestPriority: lowest?.priority ?? null, lowestPrice: lowest?.price ?? null, priced: lowest?.count ?? 0, tips };
+  const succeeded = fees.samples.filter((s) => !s.vote && !s.failed);
+  const tips = succeeded.filter((s) => s.tip > 0).map((s) => s.tip);
+  const hot = succeeded.filter((s) => s.accounts.includes(HOT)).length;
+  const hotShare = succeeded.length === 0 ? 0 : hot / succeeded.length;
+  return { lowestPriority: lowest?.priority ?? null, lowestPrice: lowest?.price ?? null, priced: lowest?.count ?? 0, tips, hotShare };
 }
 
 /** Reads every slot's block from `fromSlot` on, as the slots are confirmed, until stopped. */

@@ -107,6 +107,13 @@ export interface LoadFigures {
   };
   /** Slots whose blocks were read (for the lowest landed price), and those that could not be. */
   readonly blocks: { readonly read: number; readonly unread: number };
+  /** The market's seed and the burst it starts (landing-weather.ts), the slots the sending spanned, and where the blocks showed the burst. */
+  readonly weather: {
+    readonly seed: number;
+    readonly burst: { readonly start: number; readonly slots: number };
+    readonly sentSlots: { readonly from: number; readonly to: number };
+    readonly seen: string;
+  };
   /** CPU while sending, % of one core: each process, the whole machine (others' work included), what the host stole. */
   readonly cpu: CpuShares<'all' | 'jito' | 'tpu'>;
 }

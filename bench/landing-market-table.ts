@@ -65,6 +65,10 @@ export function landingMarketTable(market: Pick<LandingMarket, 'loads' | 'within
     if (figures.calibration.gateway !== null) lines.push(calibrationLine("the gateway's", figures.calibration.gateway));
     else lines.push(`    calibration, the gateway's: none (${figures.calibration.gatewayNote ?? 'not read'})`);
     lines.push(`    blocks read ${fmt(figures.blocks.read)}, unread ${fmt(figures.blocks.unread)}`);
+    const { seed, burst, sentSlots, seen } = figures.weather;
+    lines.push(
+      `    weather: market seed ${seed}, a token launch due from the market's slot ${burst.start} for ${burst.slots} slots; sent over slots ${sentSlots.from}–${sentSlots.to}; ${seen}`,
+    );
   }
   return lines.join('\n') + '\n';
 }

@@ -36,11 +36,18 @@ import { viaGateway, viaWeb3, UserSender, type Pricing, type SenderName } from '
 import { commitMeasured } from './machine-state';
 import { median } from './median';
 import { cpuDuring } from './proc-cpu';
-import { createKey, startLedger, type ServerProcess } from './processes';
+import { createKey, type ServerProcess } from './processes';
+import {
+  BLOCK_UNITS,
+  describeSeenBursts,
+  describeWeather,
+  hotShares,
+  SLOT_MS,
+  startCongestedCluster,
+  weatherFor,
+  type Weather,
+} from './landing-weather';
 
-const SLOT_MS = 400;
-/** The block's units: the market's default (docs/LEDGER.md, The market). */
-const BLOCK_UNITS = 200_000;
 const WITHIN_SLOTS = 8;
 const PROBABILITY = 0.9;
 /** Each sender sends one transaction every TICK_MS: 2 a slot, 5 a second. */
@@ -98,9 +105,15 @@ interface Stage {
 const KEYS: Record<GatewayKind, string[]> = { all: ['advised', 'plain', 'lowFee'], jito: ['jito'], tpu: ['tpu'], rpc: [] };
 
 /** Starts the cluster at `load` and the three gateways under `dir`; every process started is in `servers`, the cluster first. */
-async function startStage(load: number, dir: string, servers: ServerProcess[], pool: (url: string) => Pool): Promise<Stage> {
+async function startStage(
+  load: number,
+  weather: Weather,
+  dir: string,
+  servers: ServerProcess[],
+  pool: (url: string) => Pool,
+): Promise<Stage> {
   log(`load ${load}: starting the cluster (market at ${load} × ${BLOCK_UNITS.toLocaleString('en-US')} units a block) and three gateways`);
-  const ledger = await startLedger(path.join(dir, 'cluster'), SLOT_MS, ['--market', String(load), '--block-units', String(BLOCK_UNITS)]);
+  const ledger = await startCongestedCluster(path.join(dir, 'cluster'), load, weather);
   servers.push(ledger);
   const kinds: GatewayKind[] = ['all', 'jito', 'tpu'];
   const keys: Record<string, string> = {};
@@ -230,7 +243,7 @@ async function sendUserTraffic(made: Senders, node: Call, seconds: number): Prom
   await Promise.all([...senders, calibration].map((sender) => sender.settle()));
 }
 
-async function measureLoad(load: number, options: LandingOptions, work: string): Promise<LoadFigures> {
+async function measureLoad(load: number, weather: Weather, options: LandingOptions, work: string): Promise<LoadFigures> {
   const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
   const servers: ServerProcess[] = [];
   const pools: Pool[] = [];
@@ -243,7 +256,7 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
     return made;
   };
   try {
-    const stage = await startStage(load, dir, servers, pool);
+    const stage = await startStage(load, weather, dir, servers, pool);
     const { node } = stage;
     const watcher = new BlockWatcher(node, await node<number>('getSlot', [{ commitment: 'confirmed' }]));
     const tip = new TipToPay(stage, watcher);
@@ -255,6 +268,7 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
     await warmUp(made, options.warmSeconds);
     await tip.read();
     const sendingSince = Date.now();
+    const firstSlot = await node<number>('getSlot', [{ commitment: 'confirmed' }]);
 
     log(
       `load ${load}: sending for ${options.sendSeconds} s (${1000 / TICK_MS} a second from each of 5 senders, ${(CALIBRATION_PER_SLOT * 1000) / SLOT_MS} a second of calibration)`,
@@ -267,6 +281,7 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
       clearInterval(tipRefresher);
     }
     const cpu = cpuMeter.end();
+    const sentSlots = { from: firstSlot, to: await node<number>('getSlot', [{ commitment: 'confirmed' }]) };
 
     log(`load ${load}: following every transaction until it landed or expired (at most ${options.maxWaitSeconds} s)`);
     const everything = everyone.flatMap((sender) => sender.sent);
@@ -295,6 +310,7 @@ async function measureLoad(load: number, options: LandingOptions, work: string):
         client: clientCalibration([...advised.sent, ...made.calibration.sent], WITHIN_SLOTS),
       },
       blocks: { read: watcher.slots.size, unread: watcher.unread },
+      weather: { seed: weather.seed, burst: weather.burst, sentSlots, seen: describeSeenBursts(hotShares(watcher.slots)) },
       cpu,
     };
   } finally {
@@ -342,9 +358,11 @@ async function main(): Promise<void> {
   const at = new Date().toISOString();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-landing-market-'));
   const loads: LoadFigures[] = [];
+  const weather = weatherFor(options.warmSeconds, options.sendSeconds, SLOT_MS);
+  log(describeWeather(weather));
   try {
     for (const load of options.loads) {
-      const figures = await measureLoad(load, options, work);
+      const figures = await measureLoad(load, weather, options, work);
       loads.push(figures);
       process.stdout.write(landingMarketTable({ loads: [figures], withinSlots: WITHIN_SLOTS }));
     }

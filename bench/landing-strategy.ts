@@ -30,10 +30,18 @@ import type { SenderFigures } from './landing-market-shapes';
 import { viaGateway, UserSender, type Pricing } from './landing-senders';
 import { commitMeasured } from './machine-state';
 import { cpuDuring } from './proc-cpu';
-import { createKey, startLedger, startSlipway, type ServerProcess } from './processes';
+import { createKey, startSlipway, type ServerProcess } from './processes';
+import {
+  BLOCK_UNITS,
+  describeSeenBursts,
+  describeWeather,
+  hotShares,
+  SLOT_MS,
+  startCongestedCluster,
+  weatherFor,
+  type Weather,
+} from './landing-weather';
 
-const SLOT_MS = 400;
-const BLOCK_UNITS = 200_000;
 const WITHIN_SLOTS = 8;
 /** The price every strategy pays: a contested one, so that what a strategy loses shows. */
 const LEVEL = 'Low' as const;
@@ -131,6 +139,8 @@ export interface StrategyLoad {
   readonly load: number;
   readonly pricePaidMedian: number | null;
   readonly strategies: readonly StrategyFigures[];
+  /** The market's seed, the burst it starts (landing-weather.ts), and where the blocks showed it. */
+  readonly weather: { readonly seed: number; readonly burst: { readonly start: number; readonly slots: number }; readonly seen: string };
   readonly cpu: unknown;
 }
 
@@ -192,7 +202,7 @@ function sharedPricing(gateway: Call, paid: number[]): Pricing {
   };
 }
 
-async function measureLoad(load: number, seconds: number, warmSeconds: number, maxWaitSeconds: number, work: string) {
+async function measureLoad(load: number, weather: Weather, seconds: number, warmSeconds: number, maxWaitSeconds: number, work: string) {
   const dir = fs.mkdtempSync(path.join(work, `load-${load}-`));
   const servers: ServerProcess[] = [];
   const pools: Pool[] = [];
@@ -203,7 +213,7 @@ async function measureLoad(load: number, seconds: number, warmSeconds: number, m
   };
   try {
     log(`load ${load}: starting the cluster and ${STRATEGIES.length} gateways, one per strategy`);
-    const ledger = await startLedger(path.join(dir, 'cluster'), SLOT_MS, ['--market', String(load), '--block-units', String(BLOCK_UNITS)]);
+    const ledger = await startCongestedCluster(path.join(dir, 'cluster'), load, weather);
     servers.push(ledger);
     const node = jsonRpc(pool(ledger.url));
     const gateways: { strategy: Strategy; server: ServerProcess; key: string }[] = [];
@@ -288,7 +298,14 @@ async function measureLoad(load: number, seconds: number, warmSeconds: number, m
       };
     });
     const sorted = [...paid].sort((a, b) => a - b);
-    return { load, pricePaidMedian: sorted.length === 0 ? null : sorted[Math.floor(sorted.length / 2)]!, strategies, cpu };
+    const seen = describeSeenBursts(hotShares(watcher.slots));
+    return {
+      load,
+      pricePaidMedian: sorted.length === 0 ? null : sorted[Math.floor(sorted.length / 2)]!,
+      strategies,
+      weather: { seed: weather.seed, burst: weather.burst, seen },
+      cpu,
+    };
   } finally {
     await Promise.allSettled(pools.map((made) => made.close()));
     await Promise.allSettled(servers.slice(1).map((server) => server.stop()));
@@ -316,6 +333,8 @@ function table(figures: StrategyLoad): string {
     ];
     if (notes.length > 0) lines.push(`    ${s.strategy}: ${notes.join('; ')}`);
   }
+  const { seed, burst, seen } = figures.weather;
+  lines.push(`  weather: market seed ${seed}, a token launch due from the market's slot ${burst.start} for ${burst.slots} slots; ${seen}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -333,9 +352,11 @@ async function main(): Promise<void> {
   const at = new Date().toISOString();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-landing-strategy-'));
   const loads: StrategyLoad[] = [];
+  const weather = weatherFor(options.warmSeconds, options.sendSeconds, SLOT_MS);
+  log(describeWeather(weather));
   try {
     for (const load of options.loads) {
-      const figures = await measureLoad(load, options.sendSeconds, options.warmSeconds, options.maxWaitSeconds, work);
+      const figures = await measureLoad(load, weather, options.sendSeconds, options.warmSeconds, options.maxWaitSeconds, work);
       loads.push(figures);
       process.stdout.write(table(figures));
     }

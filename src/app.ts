@@ -132,7 +132,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const watermark = () => submissions.pipeline.handedOverWatermark();
   const snapshots = ledger && keepLedgerSaved(ledger, paths.ledger, config.snapshotIntervalMs, watermark);
   ledger?.start();
-  const market = ledger && startMarket(ledger, config.market, config.slotMs);
+  const market = ledger && startMarket(ledger, config.market, config.slotMs, { seed: config.marketSeed });
   const { url, pubsubUrl } = await listeners.listen();
 
   let closing: Promise<void> | undefined;

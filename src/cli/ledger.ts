@@ -72,7 +72,7 @@ export async function runLedger(args: string[]): Promise<number> {
           tpus: new Map(tpus.listeners.map(({ identity, port: tpuPort }) => [identity, { host: TPU_HOST, port: tpuPort }])),
         })
       : undefined;
-  const market = startMarket(ledger, config.market, config.slotMs, { sink });
+  const market = startMarket(ledger, config.market, config.slotMs, { sink, seed: config.marketSeed });
   process.stdout.write(
     `slipway ledger: TPU (QUIC, solana-tpu) ${tpus.listeners.map(({ identity, port: tpuPort }) => `${identity}=127.0.0.1:${tpuPort}`).join(' ')}\n` +
       `slipway ledger: listening on http://${host}:${port} (Solana JSON-RPC on /, block engine on /api/v1/bundles and /api/v1/transactions, data dir: ${config.dataDir})\n`,

@@ -101,6 +101,16 @@ export const SETTINGS = {
       '(docs/LEDGER.md, The market): `2` sends twice what the blocks hold. Above 0 it turns contention on, with a block ' +
       'limit this machine can fill and execute at that load unless `blockUnits` sets one.',
   }),
+  marketSeed: integer({
+    default: 1,
+    min: 1,
+    max: 4_294_967_295,
+    env: 'SLIPWAY_MARKET_SEED',
+    flags: { serve: '--market-seed', ledger: '--market-seed' },
+    doc:
+      "The seed of the market's weather (docs/LEDGER.md, The market): the same seed gives the same drift and bursts slot " +
+      'by slot at every load, and the same draws at the same load. Another seed, another weather.',
+  }),
   engineStakePercent: integer({
     default: 90,
     min: 0,

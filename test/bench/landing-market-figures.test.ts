@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { JITO_TIP_ACCOUNTS } from '../../src/core/jito-tip-accounts';
 import { seededWallet, transferWire } from '../../src/market/market-wires';
+import { HOT_ACCOUNT } from '../../src/market/market';
 import { priorityAndCost } from '../../src/leader/scheduler-priority';
 import { parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
 import { slotLandedOf, type SlotLanded } from '../../bench/landing-blocks';
@@ -17,10 +18,10 @@ import { UserSender, type UserSent } from '../../bench/landing-senders';
 
 const wallet = seededWallet('landing figures test payer');
 const blockhash = Buffer.alloc(32, 9);
-const wire = (price: number, tip = 0) =>
+const wire = (price: number, tip = 0, to = Buffer.alloc(32, 3)) =>
   transferWire({
     from: wallet,
-    to: Buffer.alloc(32, 3),
+    to,
     lamports: 1_000_000 + price + tip,
     blockhash,
     price,
@@ -29,10 +30,12 @@ const wire = (price: number, tip = 0) =>
 const entry = (tx: Buffer, err: unknown = null) => ({ transaction: [tx.toString('base64'), 'base64'], meta: { err } });
 
 describe("the landing benchmark's figures", () => {
-  it("reads a slot's lowest landed price leaving out failed and tipped transactions, and the tips", () => {
+  it("reads a slot's lowest landed price leaving out failed and tipped transactions, the tips, and the hot account's share", () => {
     const block = {
       transactions: [
         entry(wire(2_000)),
+        entry(wire(3_000, 0, HOT_ACCOUNT)),
+        entry(wire(4_000, 0, HOT_ACCOUNT), { InstructionError: [0, 'Custom'] }), // failed: not counted
         entry(wire(10), { InstructionError: [0, 'Custom'] }), // failed: not a price that landed
         entry(wire(0, 25_000)), // a bundle's: won by its tip
         entry(wire(500)),
@@ -41,7 +44,7 @@ describe("the landing benchmark's figures", () => {
     // The 500 transfer's priority, as a leader orders it: (2,500 kept of the base fee + ceil(500 × 600 / 10⁶)) × 10⁶ / (cost + 1).
     const lowestPriority = Number(priorityAndCost(parseWireTransaction(wire(500)) as WireTransaction).priority);
     assert.equal(lowestPriority, Math.floor((2_501 * 1e6) / (1_935 + 1)));
-    assert.deepEqual(slotLandedOf(block), { lowestPriority, lowestPrice: 500, priced: 2, tips: [25_000] });
+    assert.deepEqual(slotLandedOf(block), { lowestPriority, lowestPrice: 500, priced: 3, tips: [25_000], hotShare: 0.25 });
     assert.equal(slotLandedOf(null), null);
   });
 
@@ -69,9 +72,9 @@ describe("the landing benchmark's figures", () => {
     });
     sender.sent.push(sent(100, 101, 3_000, 12_000), sent(100, 104, 1_000), sent(100, 120, 2_001), sent(100, undefined, 9_000));
     const slots = new Map<number, SlotLanded>([
-      [101, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
-      [104, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [] }],
-      [120, { lowestPriority: 5_000, lowestPrice: 0, priced: 5, tips: [] }],
+      [101, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [], hotShare: 0 }],
+      [104, { lowestPriority: 10_000, lowestPrice: 1_000, priced: 5, tips: [], hotShare: 0 }],
+      [120, { lowestPriority: 5_000, lowestPrice: 0, priced: 5, tips: [], hotShare: 0 }],
     ]);
     const figures = senderFigures(sender, 'test', slots, 8);
     assert.equal(figures.landed, 3);

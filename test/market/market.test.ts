@@ -11,7 +11,7 @@ import bs58 from 'bs58';
 import { LocalLedger } from '../../src/ledger/local-ledger';
 import { transactionCost } from '../../src/leader/cost-model';
 import { tipOf } from '../../src/leader/block-auction';
-import { FeeWeather, MEDIAN_PRICE } from '../../src/market/fee-weather';
+import { burstsOf, FeeWeather, MEDIAN_PRICE } from '../../src/market/fee-weather';
 import { HOT_ACCOUNT, Market, TIPPED_COST, TRANSFER_COST, type MarketPath } from '../../src/market/market';
 import { LOADED_BYTES_LIMIT, marketWallet, TIPPED_UNITS, TRANSFER_UNITS, transferWire } from '../../src/market/market-wires';
 import { ledgerSink, startMarket } from '../../src/market/start-market';
@@ -109,6 +109,33 @@ describe('the market', () => {
       'and returns',
     );
     for (let i = 0; i < 1_000; i++) assert.ok(a.tip() >= 1_000, 'a tip is never under the engine minimum');
+  });
+
+  it('has the same slots (median, bursts) at every load for one seed, whatever each slot draws, and another weather for another seed', () => {
+    const slotsOf = (seed: number, drawsPerSlot: number) => {
+      const weather = new FeeWeather(seed);
+      const slots: [number, number][] = [];
+      for (let slot = 0; slot < 2_000; slot++) {
+        weather.nextSlot();
+        slots.push([weather.median, weather.burstSlotsLeft]);
+        for (let i = 0; i < drawsPerSlot; i++) weather.draw();
+        if (drawsPerSlot > 0) weather.tip();
+      }
+      return slots;
+    };
+    const quiet = slotsOf(3, 0);
+    assert.deepEqual(slotsOf(3, 50), quiet);
+    assert.deepEqual(slotsOf(3, 400), quiet);
+    assert.notDeepEqual(slotsOf(4, 50), quiet);
+    // burstsOf reads the same weather: each burst it names is one in those slots, of the length they show.
+    const bursts = burstsOf(3, 2_000);
+    assert.ok(bursts.length >= 1, 'a burst in 2,000 slots at 1/400 a slot');
+    for (const { start, slots } of bursts) {
+      assert.equal(quiet[start - 1]![1], slots, `the burst at slot ${start}`);
+      assert.ok(slots >= 20 && slots <= 60);
+      assert.equal(quiet[start - 2]?.[1] ?? 0, 0, 'none the slot before');
+    }
+    assert.equal(quiet.filter(([, left], i) => left > 0 && (quiet[i - 1]?.[1] ?? 0) === 0).length, bursts.length);
   });
 
   it("sends the load times the block's units a slot, a tenth as tipped bundles and the rest split between the TPUs, the RPC node and the engine", () => {
