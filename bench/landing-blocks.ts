@@ -14,6 +14,8 @@ import type { Call } from './landing-load';
 const HOT = bs58.encode(HOT_ACCOUNT);
 /** The watcher looks for new slots this often (a slot is 400 ms). */
 const POLL_MS = 200;
+/** A block this full of its units is full: no transaction of the market's (1,935 units) fits the rest of a 200,000-unit block. */
+const FULL = 0.99;
 /** A slot whose block cannot be read yet is tried again this many times, then counted as unread. */
 const BLOCK_ATTEMPTS = 5;
 
@@ -52,6 +54,8 @@ export class BlockWatcher {
   readonly slots = new Map<number, SlotLanded>();
   /** Slots whose block could not be read in BLOCK_ATTEMPTS tries. */
   unread = 0;
+  /** Each slot's units over the block's limit, as the local cluster counts them (its getSlotStats). */
+  readonly fill = new Map<number, number>();
   private next: number;
   private stopped = false;
   private readonly done: Promise<void>;
@@ -68,12 +72,17 @@ export class BlockWatcher {
     const attempts = new Map<number, number>();
     while (!this.stopped) {
       const current = await this.node<number>('getSlot', [{ commitment: 'confirmed' }]).catch(() => this.next - 1);
-      while (this.next <= current && !this.stopped) {
+      // The local cluster's getSlot names the slot being produced, whose block is not there yet.
+      while (this.next < current && !this.stopped) {
         const slot = this.next;
         const block = await this.node('getBlock', [slot, { ...BLOCK_CONFIG, commitment: 'confirmed' }]).catch(() => undefined);
         const landed = block === undefined ? null : slotLandedOf(block);
-        if (landed !== null) this.slots.set(slot, landed);
-        else {
+        if (landed !== null) {
+          this.slots.set(slot, landed);
+          const stats = await this.node<{ units?: unknown; blockUnits?: unknown } | null>('getSlotStats', [slot]).catch(() => null);
+          if (typeof stats?.units === 'number' && typeof stats.blockUnits === 'number' && stats.blockUnits > 0)
+            this.fill.set(slot, stats.units / stats.blockUnits);
+        } else {
           const tried = (attempts.get(slot) ?? 0) + 1;
           attempts.set(slot, tried);
           if (tried < BLOCK_ATTEMPTS) break; // try this slot again at the next poll
@@ -90,6 +99,12 @@ export class BlockWatcher {
     const tips: number[] = [];
     for (let slot = this.next - slots; slot < this.next; slot++) tips.push(...(this.slots.get(slot)?.tips ?? []));
     return tips;
+  }
+
+  /** Of the blocks between `from` and `to` whose fill is known, the share (%) at least FULL of the limit; null when none is known. */
+  fullPct(from: number, to: number): number | null {
+    const fills = [...this.fill].filter(([slot]) => slot >= from && slot <= to).map(([, fill]) => fill);
+    return fills.length === 0 ? null : Math.round((fills.filter((fill) => fill >= FULL).length / fills.length) * 1000) / 10;
   }
 
   /** Stops once every slot up to `untilSlot` has been read (or tried), or at once without it. */

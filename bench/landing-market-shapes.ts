@@ -106,7 +106,12 @@ export interface LoadFigures {
     readonly client: Calibration;
   };
   /** Slots whose blocks were read (for the lowest landed price), and those that could not be. */
-  readonly blocks: { readonly read: number; readonly unread: number };
+  readonly blocks: {
+    readonly read: number;
+    readonly unread: number;
+    /** Of the blocks of the slots sent in, the share whose units reached 99 % of the limit (the cluster's own count); null off the local cluster. */
+    readonly fullPct: number | null;
+  };
   /** The market's seed and the burst it starts (landing-weather.ts), the slots the sending spanned, and where the blocks showed the burst. */
   readonly weather: {
     readonly seed: number;

@@ -64,7 +64,9 @@ export function landingMarketTable(market: Pick<LandingMarket, 'loads' | 'within
     lines.push(calibrationLine('counted here', figures.calibration.client));
     if (figures.calibration.gateway !== null) lines.push(calibrationLine("the gateway's", figures.calibration.gateway));
     else lines.push(`    calibration, the gateway's: none (${figures.calibration.gatewayNote ?? 'not read'})`);
-    lines.push(`    blocks read ${fmt(figures.blocks.read)}, unread ${fmt(figures.blocks.unread)}`);
+    lines.push(
+      `    blocks read ${fmt(figures.blocks.read)}, unread ${fmt(figures.blocks.unread)}; full (≥ 99 % of their units) while sending: ${figures.blocks.fullPct === null ? 'not known' : `${fmt(figures.blocks.fullPct, 1)} %`}`,
+    );
     const { seed, burst, sentSlots, seen } = figures.weather;
     lines.push(
       `    weather: market seed ${seed}, a token launch due from the market's slot ${burst.start} for ${burst.slots} slots; sent over slots ${sentSlots.from}–${sentSlots.to}; ${seen}`,

@@ -309,7 +309,7 @@ async function measureLoad(load: number, weather: Weather, options: LandingOptio
         gatewayNote: gatewayCalibration.note,
         client: clientCalibration([...advised.sent, ...made.calibration.sent], WITHIN_SLOTS),
       },
-      blocks: { read: watcher.slots.size, unread: watcher.unread },
+      blocks: { read: watcher.slots.size, unread: watcher.unread, fullPct: watcher.fullPct(sentSlots.from, sentSlots.to) },
       weather: { seed: weather.seed, burst: weather.burst, sentSlots, seen: describeSeenBursts(hotShares(watcher.slots)) },
       cpu,
     };

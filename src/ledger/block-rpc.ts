@@ -211,7 +211,13 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
     const details = config.transactionDetails ?? 'full';
     if (typeof details !== 'string' || !DETAILS.has(details))
       return invalidParams(`transactionDetails must be full, signatures or none (accounts is not supported by the embedded ledger)`);
-    if (slot > ledger.currentSlot) return { error: { code: -32004, message: `Block not available for slot ${slot}` } };
+    const commitment = config.commitment ?? 'confirmed';
+    if (commitment === 'processed') return invalidParams('Method does not support commitment below `confirmed`');
+    if (commitment !== 'confirmed' && commitment !== 'finalized') return invalidParams('commitment must be confirmed or finalized');
+    // The slot being produced is not a block yet (its leader is still packing it), nor one not
+    // yet as deep as the commitment asks: served, a reader would take a part for the whole.
+    const depth = commitment === 'finalized' ? FINALIZED_DEPTH : CONFIRMED_DEPTH;
+    if (slot > ledger.currentSlot - depth) return { error: { code: -32004, message: `Block not available for slot ${slot}` } };
     const block = ledger.history.block(slot);
     if (block === undefined) {
       return {

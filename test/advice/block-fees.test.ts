@@ -30,6 +30,7 @@ describe('block fees', () => {
     send(7_500, 1_000_000);
     send(undefined, 2_000_000);
     assert.notEqual(send(1, 10 * LAMPORTS_PER_SOL).err, null, 'more than it has: fails on chain');
+    ledger.advanceSlot(); // the block is served once its slot ended
     const block = (LEDGER_RPC_METHODS.getBlock!(ledger, [slot, BLOCK_CONFIG]) as { result: unknown }).result;
     const fees = slotFeesOf(slot, block);
     assert.ok(typeof fees !== 'string', String(fees));

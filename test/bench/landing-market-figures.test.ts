@@ -11,7 +11,8 @@ import { seededWallet, transferWire } from '../../src/market/market-wires';
 import { HOT_ACCOUNT } from '../../src/market/market';
 import { priorityAndCost } from '../../src/leader/scheduler-priority';
 import { parseWireTransaction, type WireTransaction } from '../../src/validation/wire-transaction';
-import { slotLandedOf, type SlotLanded } from '../../bench/landing-blocks';
+import { BlockWatcher, slotLandedOf, type SlotLanded } from '../../bench/landing-blocks';
+import type { Call } from '../../bench/landing-load';
 import { advisedOverpayment, calibrationMaxErrorPts, senderFigures, targetChecks } from '../../bench/landing-market-figures';
 import type { Calibration, LoadFigures, SenderFigures } from '../../bench/landing-market-shapes';
 import { UserSender, type UserSent } from '../../bench/landing-senders';
@@ -172,5 +173,24 @@ describe("the landing benchmark's figures", () => {
       true,
       'either view may carry the judgement',
     );
+  });
+
+  it('reads blocks only of slots already ended, and counts as full those whose units reached 99 % of the limit', async () => {
+    const asked: string[] = [];
+    const units: Record<number, number> = { 10: 199_000, 11: 150_000, 12: 197_000, 13: 200_000 };
+    const node = (async (method: string, params: unknown[] = []) => {
+      asked.push(`${method} ${String(params[0] ?? '')}`.trim());
+      if (method === 'getSlot') return 14;
+      if (method === 'getBlock') return { transactions: [entry(wire(1_000))] };
+      if (method === 'getSlotStats') return { units: units[params[0] as number], blockUnits: 200_000 };
+      throw new Error(method);
+    }) as Call;
+    const watcher = new BlockWatcher(node, 10);
+    await watcher.stop(13);
+    assert.ok(!asked.includes('getBlock 14'), 'the slot being produced is not read');
+    assert.deepEqual([...watcher.fill.keys()], [10, 11, 12, 13]);
+    assert.equal(watcher.fullPct(10, 13), 50);
+    assert.equal(watcher.fullPct(11, 11), 0);
+    assert.equal(watcher.fullPct(20, 30), null);
   });
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
+import type { RpcAnswer } from '../../src/core/rpc-types';
+import { LEDGER_RPC_METHODS } from '../../src/ledger/ledger-rpc';
+import { LocalLedger } from '../../src/ledger/local-ledger';
 import { startTestGateway, type TestGateway } from '../helpers/gateway';
 import { rpc } from '../helpers/rpc';
 import { connect, failingTransferTx, fundedKeypair, transferTx, waitForStatus } from '../helpers/solana';
@@ -98,5 +101,27 @@ describe('getTransaction and getBlock on the embedded ledger', () => {
     const forgotten = (await rpc(gw.url, gw.key, 'getBlock', [1])).body.error;
     assert.equal(forgotten.code, -32001);
     assert.match(forgotten.message, /^Block 1 cleaned up, does not exist on node\. First available block: \d+$/);
+  });
+});
+
+describe('getBlock on the embedded ledger, slot by slot', () => {
+  it('serves no block for the slot being produced, one at confirmed once the next slot began, at finalized 32 slots on', () => {
+    const ledger = LocalLedger.open({ slotMs: 1_000 });
+    const getBlock = (slot: number, commitment?: string) =>
+      LEDGER_RPC_METHODS.getBlock!(ledger, [slot, { transactionDetails: 'signatures', ...(commitment && { commitment }) }]) as RpcAnswer;
+    const notAvailable = (slot: number) => ({ error: { code: -32004, message: `Block not available for slot ${slot}` } });
+    ledger.advanceSlot();
+    const slot = ledger.currentSlot;
+    assert.deepEqual(getBlock(slot), notAvailable(slot), 'its leader is still packing it');
+    ledger.advanceSlot();
+    assert.deepEqual((getBlock(slot) as { result: { signatures: string[] } }).result.signatures, []);
+    assert.deepEqual(getBlock(slot, 'confirmed'), getBlock(slot));
+    assert.deepEqual(getBlock(slot, 'finalized'), notAvailable(slot));
+    for (let i = 0; i < 31; i++) ledger.advanceSlot();
+    assert.deepEqual(getBlock(slot, 'finalized'), getBlock(slot));
+    assert.deepEqual(getBlock(slot, 'processed'), {
+      error: { code: -32602, message: 'Method does not support commitment below `confirmed`' },
+    });
+    assert.deepEqual(getBlock(slot, 'recent'), { error: { code: -32602, message: 'commitment must be confirmed or finalized' } });
   });
 });
