@@ -72,6 +72,17 @@ export class BlockHistory {
     for (let i = entries.length - 1; i >= 0; i--) yield entries[i]!;
   }
 
+  /**
+   * The oldest slot from which every block is kept whole. Transactions are forgotten oldest
+   * first, so only the block of the oldest transaction kept can have lost some of its own.
+   */
+  get firstCompleteSlot(): number | undefined {
+    const oldest: LandedTransaction | undefined = this.transactions.values().next().value;
+    if (oldest === undefined) return this.firstSlot;
+    const whole = this.blocks.get(oldest.slot)?.signatures.every((signature) => this.transactions.has(signature)) ?? false;
+    return Math.max(this.firstSlot ?? 0, whole ? oldest.slot : oldest.slot + 1);
+  }
+
   /** The oldest slot whose block is still kept. */
   get firstSlot(): number | undefined {
     return this.blocks.keys().next().value;

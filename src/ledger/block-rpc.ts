@@ -219,17 +219,19 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
     const depth = commitment === 'finalized' ? FINALIZED_DEPTH : CONFIRMED_DEPTH;
     if (slot > ledger.currentSlot - depth) return { error: { code: -32004, message: `Block not available for slot ${slot}` } };
     const block = ledger.history.block(slot);
-    if (block === undefined) {
+    const landed = block?.signatures.map((signature) => ({ signature, landed: ledger.history.transaction(signature) }));
+    // A block some of whose transactions the history has forgotten is gone as a whole, as on a
+    // node that cleaned it up: served, it would be a smaller block than the one produced.
+    if (block === undefined || (details === 'full' && landed!.some(({ landed: tx }) => tx === undefined))) {
       return {
         error: {
           code: -32001,
-          message: `Block ${slot} cleaned up, does not exist on node. First available block: ${ledger.history.firstSlot ?? ledger.currentSlot}`,
+          message: `Block ${slot} cleaned up, does not exist on node. First available block: ${ledger.history.firstCompleteSlot ?? ledger.currentSlot}`,
         },
       };
     }
-    const landed = block.signatures.map((signature) => ({ signature, landed: ledger.history.transaction(signature) }));
     if (details === 'full') {
-      for (const { landed: tx } of landed) {
+      for (const { landed: tx } of landed!) {
         const refused = tx === undefined ? undefined : unsupportedVersion(tx, config);
         if (refused !== undefined) return refused;
       }
@@ -247,8 +249,7 @@ export const BLOCK_RPC_METHODS: Record<string, Method> = {
         blockTime: block.blockTime,
         ...(details === 'full'
           ? {
-              // A transaction forgotten before its block (more than the history keeps) is left out.
-              transactions: landed.flatMap(({ landed: tx }) =>
+              transactions: landed!.flatMap(({ landed: tx }) =>
                 tx === undefined ? [] : [{ transaction: encodeTransaction(tx, encoding), meta: metaOf(tx), ...withVersion(tx, config) }],
               ),
             }

@@ -124,4 +124,39 @@ describe('getBlock on the embedded ledger, slot by slot', () => {
     });
     assert.deepEqual(getBlock(slot, 'recent'), { error: { code: -32602, message: 'commitment must be confirmed or finalized' } });
   });
+
+  it('serves no block in full once the history forgot any of its transactions: it is cleaned up, and the first whole block is named', () => {
+    const ledger = LocalLedger.open({ slotMs: 1_000 });
+    ledger.advanceSlot();
+    const first = ledger.currentSlot;
+    const landed = (slot: number) => ({
+      slot,
+      wire: Buffer.alloc(0),
+      version: 'legacy' as const,
+      err: null,
+      fee: 5_000,
+      preBalances: [],
+      postBalances: [],
+      loadedAddresses: { writable: [], readonly: [] },
+      logs: [],
+      unitsConsumed: 150,
+      loadedAccountsBytes: undefined,
+    });
+    // 6,000 transactions in one slot and 5,000 in the next: the history keeps 10,000, so the first block loses 1,000.
+    for (let i = 0; i < 6_000; i++) ledger.history.record(`a${i}`, landed(first));
+    ledger.advanceSlot();
+    for (let i = 0; i < 5_000; i++) ledger.history.record(`b${i}`, landed(first + 1));
+    ledger.advanceSlot();
+    assert.equal(ledger.history.firstCompleteSlot, first + 1);
+    const getBlock = (slot: number, transactionDetails: string) =>
+      LEDGER_RPC_METHODS.getBlock!(ledger, [slot, { transactionDetails, rewards: false }]) as RpcAnswer;
+    assert.deepEqual(getBlock(first, 'full'), {
+      error: { code: -32001, message: `Block ${first} cleaned up, does not exist on node. First available block: ${first + 1}` },
+    });
+    assert.equal(
+      (getBlock(first, 'signatures') as { result: { signatures: string[] } }).result.signatures.length,
+      6_000,
+      'its signatures are all kept',
+    );
+  });
 });
