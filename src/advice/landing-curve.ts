@@ -4,8 +4,9 @@
  * dearest, below 0 under the cheapest; market-ranks.ts), learnt from outcomes. No I/O.
  *
  * The curve is an isotonic regression (pool adjacent violators): the most likely
- * non-decreasing curve through the outcomes, assuming only that paying more never lowers the
- * chance. Until PRIOR_UNTIL outcomes are known a prior joins them as PRIOR_WEIGHT
+ * non-decreasing curve through the outcomes, each counted by its weight (the caller's: how
+ * recent it is), assuming only that paying more never lowers the chance. Outcomes at one rank
+ * are pooled first. Until PRIOR_UNTIL outcomes are known a prior joins them as PRIOR_WEIGHT
  * pseudo-outcomes spread over the ranks, each landing with a chance equal to its rank: with no
  * outcomes the advice for a chance p is the market's p-th percentile. From then on the
  * outcomes alone decide: a pseudo-outcome below every real one is never pooled with them, so
@@ -21,10 +22,11 @@
  * gateway 15 points under-confident in its 80–90 % decile).
  */
 
-/** An outcome as the curve reads it: its rank when sent, and whether it landed within the slots asked. */
+/** An outcome as the curve reads it: its rank when sent, whether it landed within the slots asked, and how much it counts (1 when not said). */
 export interface RankedOutcome {
   readonly rank: number;
   readonly landed: boolean;
+  readonly weight?: number;
 }
 
 /** The pseudo-outcomes of the prior, in all, and the outcomes from which it is left out. */
@@ -61,12 +63,22 @@ interface Block {
   to: number;
 }
 
+/** `below` and `above` as one block (`below` the lower in rank). */
+const pool = (below: Block, above: Block): Block => ({
+  weight: below.weight + above.weight,
+  sum: below.sum + above.sum,
+  rankSum: below.rankSum + above.rankSum,
+  outcomes: below.outcomes + above.outcomes,
+  from: below.from,
+  to: above.to,
+});
+
 /** The curve through `outcomes` (and the prior). */
 export function fitCurve(outcomes: readonly RankedOutcome[]): LandingCurve {
-  const items: Block[] = outcomes.map(({ rank, landed }) => ({
-    weight: 1,
-    sum: landed ? 1 : 0,
-    rankSum: rank,
+  const items: Block[] = outcomes.map(({ rank, landed, weight = 1 }) => ({
+    weight,
+    sum: landed ? weight : 0,
+    rankSum: rank * weight,
     outcomes: 1,
     from: rank,
     to: rank,
@@ -78,19 +90,20 @@ export function fitCurve(outcomes: readonly RankedOutcome[]): LandingCurve {
     items.push({ weight: pseudo, sum: pseudo * rank, rankSum: pseudo * rank, outcomes: 0, from: rank, to: rank });
   }
   items.sort((a, b) => a.rankSum / a.weight - b.rankSum / b.weight);
-  const stack: Block[] = [];
+  // Outcomes at one rank are one observation of the chance there, pooled before the regression:
+  // prices come in whole lamports, so many share a rank, and left in the order they came, the
+  // misses before the landings would make a step at that rank and the curve read the misses.
+  const atRanks: Block[] = [];
   for (const item of items) {
+    const last = atRanks[atRanks.length - 1];
+    if (last !== undefined && last.from === item.from) atRanks[atRanks.length - 1] = pool(last, item);
+    else atRanks.push({ ...item });
+  }
+  const stack: Block[] = [];
+  for (const item of atRanks) {
     let block = { ...item };
     while (stack.length > 0 && stack[stack.length - 1]!.sum / stack[stack.length - 1]!.weight >= block.sum / block.weight) {
-      const below = stack.pop()!;
-      block = {
-        weight: below.weight + block.weight,
-        sum: below.sum + block.sum,
-        rankSum: below.rankSum + block.rankSum,
-        outcomes: below.outcomes + block.outcomes,
-        from: below.from,
-        to: block.to,
-      };
+      block = pool(stack.pop()!, block);
     }
     stack.push(block);
   }

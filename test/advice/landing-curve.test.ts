@@ -20,6 +20,21 @@ describe('landing curve', () => {
     for (const p of [0.1, 0.5, 0.9]) assert.ok(Math.abs(rankFor(curve, p).rank - p) < 0.03, `rank for ${p}: ${rankFor(curve, p).rank}`);
   });
 
+  it('counts each outcome by its weight: old misses weighed down give way to recent landings at the same rank', () => {
+    const old = Array.from({ length: 200 }, () => ({ rank: 0.2, landed: false, weight: 1 / 16 }));
+    const recent = Array.from({ length: 100 }, () => ({ rank: 0.2, landed: true }));
+    assert.equal(probabilityAt(fitCurve([...old, ...recent]), 0.2), 100 / 112.5);
+    assert.equal(probabilityAt(fitCurve([...old.map(({ rank, landed }) => ({ rank, landed })), ...recent]), 0.2), 1 / 3);
+    // A block's rank is the weighted mean of its outcomes'.
+    const pooled = fitCurve([
+      { rank: 0.1, landed: true, weight: 3 },
+      { rank: 0.5, landed: false, weight: 1 },
+      ...Array.from({ length: 60 }, () => ({ rank: 0.9, landed: true })),
+    ]);
+    assert.equal(pooled.points[0]!.rank, (0.1 * 3 + 0.5) / 4);
+    assert.equal(pooled.points[0]!.probability, 0.75);
+  });
+
   it('is non-decreasing in rank even when the outcomes are not', () => {
     const random = seeded(7);
     const outcomes = Array.from({ length: 500 }, () => ({ rank: random(), landed: random() < 0.5 }));
