@@ -25,7 +25,7 @@ export const TIP_LAMPORTS = 1_000;
 export const ROUTE_DESCRIPTIONS: Record<RouteName, string> = {
   rpc: "RPC fan-out: an rpc upstream on the node's / (the node forwards to the upcoming leaders)",
   jito: "Jito: a jito upstream on the node's /api/v1 (the block engine), tip of 1,000 lamports, reads from the node",
-  tpu: 'TPU: a tpu upstream on the node (QUIC to the leaders of the current and next 4-slot windows)',
+  tpu: 'TPU: a tpu upstream on the node (QUIC to the leaders of the current slot and the next three)',
 };
 
 /** The configuration file of `route`'s gateway: sendTransaction through that route (or all of them), reads from the node. */

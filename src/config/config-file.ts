@@ -36,8 +36,8 @@ const upstreamSchema = z.discriminatedUnion('type', [
     type: z.literal('tpu'),
     /** The operator's RPC nodes: the leader schedule, the leaders' TPU addresses (getClusterNodes), reads and statuses. */
     urls: z.array(url).min(1),
-    /** 4-slot leader windows sent to, from the current one: 2 is what Agave's tpu-client-next sends to. */
-    leaderWindows: z.number().int().min(1).max(16).default(2),
+    /** 4-slot leader windows sent to, from the current slot: 1 by measurement (docs/CONFIG.md), 2 as Agave's tpu-client-next. */
+    leaderWindows: z.number().int().min(1).max(16).default(1),
     /** Connections kept open (one per leader), the least recently used closed first; tpu-client-next keeps 64. */
     maxConnections: z.number().int().min(1).max(4096).default(64),
     /** The longest transaction sent: 1,232 bytes today, up to 4,096 once v1 transactions are live (SIMD-0296). */
