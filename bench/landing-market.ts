@@ -39,6 +39,9 @@ import { cpuDuring } from './proc-cpu';
 import { createKey, type ServerProcess } from './processes';
 import {
   BLOCK_UNITS,
+  SENDER_LAMPORTS,
+  TICK_MS,
+  WITHIN_SLOTS,
   describeSeenBursts,
   describeWeather,
   hotShares,
@@ -48,10 +51,7 @@ import {
   type Weather,
 } from './landing-weather';
 
-const WITHIN_SLOTS = 8;
 const PROBABILITY = 0.9;
-/** Each sender sends one transaction every TICK_MS: 2 a slot, 5 a second. */
-const TICK_MS = 200;
 /**
  * The calibration stream's transactions a slot (6: 15 a second, so that the default 75 s gives
  * about 112 for each of the ten probabilities asked, taken in turns, not drawn, so each gets
@@ -61,8 +61,6 @@ const CALIBRATION_PER_SLOT = 6;
 const CALIBRATION_PROBABILITIES = [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95];
 /** (e)'s price, micro-lamports per unit: a fiftieth of the market's median (fee-weather.ts MEDIAN_PRICE, 5,000). */
 const LOW_PRICE = 100;
-/** Each sender's funds: 90 s at 5 a second of about 1,000,000 lamports each is under 1 SOL; the calibration stream 2.5 times that. */
-const SENDER_LAMPORTS = 20_000_000_000;
 /** The tip floor is read again this often while sending. */
 const TIP_FLOOR_REFRESH_MS = 10_000;
 /** Slots of landed bundles the tip floor is computed from when the gateway does not serve one (a minute). */

@@ -36,17 +36,17 @@ import {
   describeSeenBursts,
   describeWeather,
   hotShares,
+  SENDER_LAMPORTS,
   SLOT_MS,
   startCongestedCluster,
+  TICK_MS,
+  WITHIN_SLOTS,
   weatherFor,
   type Weather,
 } from './landing-weather';
 
-const WITHIN_SLOTS = 8;
 /** The price every strategy pays: a contested one, so that what a strategy loses shows. */
 const LEVEL = 'Low' as const;
-const TICK_MS = 200;
-const SENDER_LAMPORTS = 20_000_000_000;
 const DEFAULT_LOADS = [2, 4];
 const HOT_ACCOUNT_TEXT = bs58.encode(HOT_ACCOUNT);
 

@@ -13,6 +13,12 @@ import { startLedger, type ServerProcess } from './processes';
 /** The landing benchmarks' cluster: 400 ms slots, blocks of the market's default 200,000 units (docs/LEDGER.md, The market). */
 export const SLOT_MS = 400;
 export const BLOCK_UNITS = 200_000;
+/** A transaction counts as landed in time within this many slots of the slot read before sending it. */
+export const WITHIN_SLOTS = 8;
+/** Each sender sends one transaction every TICK_MS: 2 a slot, 5 a second. */
+export const TICK_MS = 200;
+/** Each sender's funds: 90 s at 5 a second of about 1,000,000 lamports each is under 1 SOL; the calibration stream 2.5 times that. */
+export const SENDER_LAMPORTS = 20_000_000_000;
 
 /** About how long the cluster, the gateways and the senders' funding take before the warm-up begins. */
 const STARTUP_SECONDS = 10;
