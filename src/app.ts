@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { openGatewayKeys } from './auth/open-keys';
 import { checkServable, dataPaths, type SlipwayConfig } from './config/config';
 import { DashboardFeed } from './dashboard/dashboard-feed';
+import { openEvents } from './events/open-events';
 import { createListeners } from './http/listeners';
 import { keepLedgerSaved } from './ledger/ledger-snapshots';
 import { LocalLedger } from './ledger/local-ledger';
@@ -71,7 +72,12 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const keys = await openGatewayKeys(config);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const journal = countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended'));
+  const events = await openEvents(
+    config,
+    () => keys.authenticator.webhooks(),
+    (error, what) => logError(error, what),
+  );
+  const journal = events.wrap(countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended')));
   const refusalCounts = await openStore(config, REFUSAL_COUNTS);
   collectProcessMetrics();
 
@@ -107,6 +113,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     landedTips: tipFloor,
     logError,
     adviceFigures: (sinceMs, keyId) => landingAdvice.figures(sinceMs, keyId),
+    stuck: { slots: config.webhookStuckSlots, tell: (seq, position, slots) => events.sink.stuck(seq, position, slots, Date.now()) },
   });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
@@ -128,6 +135,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
 
   await submissions.start();
+  events.start();
   dashboard.start();
   const watermark = () => submissions.pipeline.handedOverWatermark();
   const snapshots = ledger && keepLedgerSaved(ledger, paths.ledger, config.snapshotIntervalMs, watermark);
@@ -154,6 +162,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
         snapshots?.stop();
         await dashboard.stop();
         await submissions.stop();
+        await events.stop();
         await verifier?.close();
         snapshots?.save();
         await keys.close();

@@ -25,7 +25,14 @@ export interface Authenticator {
   authenticate(key: string | undefined): ApiKeyRecord | null;
   /** Why no key is accepted (the key store unreadable for too long), or null. */
   unavailable(): string | null;
+  /** The active keys that have a webhook, by key id: where their events go and the secret they are signed with. */
+  webhooks(): ReadonlyMap<string, Webhook>;
   close(): void;
+}
+
+export interface Webhook {
+  readonly url: string;
+  readonly secret: string;
 }
 
 export interface AuthenticatorOptions {
@@ -36,7 +43,9 @@ export interface AuthenticatorOptions {
 }
 
 export async function createAuthenticator(store: KeyStore, options: AuthenticatorOptions): Promise<Authenticator> {
-  let byHash = index(await store.loadActive());
+  let keys = await store.loadActive();
+  let byHash = index(keys);
+  let hooks = webhooksOf(keys);
   let readAt = Date.now();
   let lastError = '';
   /** The read under way (its number and start), if any; a read that never answers is given up after `rereadMs` × 5. */
@@ -55,9 +64,11 @@ export async function createAuthenticator(store: KeyStore, options: Authenticato
     store
       .loadActive()
       .then(
-        (keys) => {
+        (loaded) => {
           if (!current()) return;
+          keys = loaded;
           byHash = index(keys);
+          hooks = webhooksOf(keys);
           readAt = Date.now();
           lastError = '';
         },
@@ -90,11 +101,19 @@ export async function createAuthenticator(store: KeyStore, options: Authenticato
       return found.record;
     },
     unavailable,
+    webhooks: () => hooks,
     close() {
       clearInterval(timer);
       unwatch();
     },
   };
+}
+
+function webhooksOf(keys: StoredKey[]): Map<string, Webhook> {
+  const hooks = new Map<string, Webhook>();
+  for (const { record, webhookSecret } of keys)
+    if (record.webhookUrl !== null && webhookSecret !== null) hooks.set(record.id, { url: record.webhookUrl, secret: webhookSecret });
+  return hooks;
 }
 
 function index(keys: StoredKey[]): Map<string, StoredKey> {

@@ -4,9 +4,11 @@
  * each sees every change within a second.
  */
 import { resolveConfig } from '../config/config';
-import type { ApiKeyRecord } from '../stores/key-store';
+import { parseWebhookUrl } from '../events/webhook-url';
+import { generateWebhookSecret, type ApiKeyRecord, type KeyChanges } from '../stores/key-store';
 import { openStore } from '../stores/database/open-store';
-import { KEY_STORE } from '../stores/store-adapters';
+import { EVENT_OUTBOX, KEY_STORE } from '../stores/store-adapters';
+import { describeReceiver } from './keys-show';
 import { parseOptions } from './parse-options';
 
 export async function runKeys(args: string[]): Promise<number> {
@@ -18,6 +20,7 @@ export async function runKeys(args: string[]): Promise<number> {
     tps: { type: 'string' },
     'bundles-per-second': { type: 'string' },
     'reads-per-second': { type: 'string' },
+    webhook: { type: 'string' },
     json: { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
     config: { type: 'string' },
@@ -29,14 +32,17 @@ export async function runKeys(args: string[]): Promise<number> {
       case 'create': {
         if (values.name === undefined || values.name.trim() === '') throw new Error('keys create: --name NAME is required');
         const bundle = values.bundle === true;
-        const { record, key } = await store.create({ name: values.name, bundle, ...parseLimits(values, 'keys create') });
+        const webhook = parseWebhook(values.webhook, config.webhookAllowPrivate, 'keys create');
+        const { record, key } = await store.create({ name: values.name, bundle, ...parseLimits(values, 'keys create'), ...webhook });
+        const secret = webhook.webhook?.secret;
         if (values.json) {
-          process.stdout.write(JSON.stringify({ ...record, key }) + '\n');
+          process.stdout.write(JSON.stringify({ ...record, key, ...(secret === undefined ? {} : { webhookSecret: secret }) }) + '\n');
         } else {
           process.stdout.write(`${key}\n`);
           process.stderr.write(
             `created ${record.id} (${record.name}, sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}); the key is shown only this once\n`,
           );
+          if (secret !== undefined) process.stderr.write(webhookSecretLine(secret));
         }
         return 0;
       }
@@ -54,20 +60,50 @@ export async function runKeys(args: string[]): Promise<number> {
       case 'set': {
         const id = requireId(
           positionals,
-          'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off]',
+          'keys set ID [--bundle on|off] [--tps N|off] [--bundles-per-second N|off] [--reads-per-second N|off] [--webhook URL|off]',
         );
-        const changes = {
+        const changes: KeyChanges = {
           ...(values.bundle === undefined ? {} : { bundle: parseOnOff(String(values.bundle), 'keys set --bundle') }),
           ...parseLimits(values, 'keys set'),
+          ...parseWebhook(values.webhook, config.webhookAllowPrivate, 'keys set'),
         };
         if (Object.keys(changes).length === 0) throw new Error('keys set: say what to change, e.g. --bundle on or --tps 50');
         if (!(await store.update(id, changes))) throw new Error(`keys set: no key with id ${id}`);
         const record = (await store.list()).find((k) => k.id === id)!;
-        process.stderr.write(`${id}: sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}\n`);
+        const secret = changes.webhook?.secret;
+        if (changes.webhook !== undefined) {
+          // A new webhook (or none) starts afresh: a paused receiver is resumed, and what waits is due at once.
+          const outbox = await openStore(config, EVENT_OUTBOX);
+          await outbox.resume(id, Date.now()).finally(() => outbox.close());
+        }
+        if (values.json)
+          process.stdout.write(JSON.stringify({ ...record, ...(secret === undefined ? {} : { webhookSecret: secret }) }) + '\n');
+        else {
+          process.stderr.write(
+            `${id}: sendBundle ${record.bundle ? 'on' : 'off'}, ${describeLimits(record)}, webhook ${record.webhookUrl ?? 'off'}\n`,
+          );
+          if (secret !== undefined) process.stderr.write(webhookSecretLine(secret));
+        }
+        return 0;
+      }
+      case 'show': {
+        const id = requireId(positionals, 'keys show ID');
+        const record = (await store.list()).find((k) => k.id === id);
+        if (record === undefined) throw new Error(`keys show: no key with id ${id}`);
+        const outbox = await openStore(config, EVENT_OUTBOX);
+        try {
+          const [receiver, pending] = await Promise.all([outbox.receiver(id), outbox.pending()]);
+          const webhook = { url: record.webhookUrl, pending: pending.get(id) ?? 0, receiver };
+          process.stdout.write(
+            values.json ? JSON.stringify({ ...record, webhook }) + '\n' : formatKeys([record]) + describeReceiver(webhook),
+          );
+        } finally {
+          await outbox.close();
+        }
         return 0;
       }
       default:
-        throw new Error('keys: say create, list, revoke or set (see bin/slipway help)');
+        throw new Error('keys: say create, list, show, revoke or set (see bin/slipway help)');
     }
   } finally {
     await store.close();
@@ -97,6 +133,21 @@ function parseLimits(
   };
 }
 
+/** `--webhook URL`: a new webhook with a new secret; `off`: none. */
+function parseWebhook(raw: string | undefined, allowPrivate: boolean, command: string): Pick<KeyChanges, 'webhook'> {
+  if (raw === undefined) return {};
+  if (raw === 'off') return { webhook: null };
+  try {
+    return { webhook: { url: parseWebhookUrl(raw, allowPrivate).href, secret: generateWebhookSecret() } };
+  } catch (error) {
+    throw new Error(`${command} --webhook: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function webhookSecretLine(secret: string): string {
+  return `webhook signing secret (Standard Webhooks; shown only this once, a new one with each keys set --webhook): ${secret}\n`;
+}
+
 function describeLimits(record: ApiKeyRecord): string {
   const transactions = record.tps === null ? 'no transaction limit' : `${record.tps} transactions/s`;
   const bundles = record.bundlesPerSecond === null ? 'no bundle limit' : `${record.bundlesPerSecond} bundles/s`;
@@ -121,7 +172,7 @@ function formatKeys(keys: ApiKeyRecord[]): string {
   return keys
     .map(
       (k) =>
-        `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  tps=${k.tps ?? 'off'}  bundles/s=${k.bundlesPerSecond ?? 'off'}  reads/s=${k.readsPerSecond ?? 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`,
+        `${k.id}  ${k.name}  sendBundle=${k.bundle ? 'on' : 'off'}  tps=${k.tps ?? 'off'}  bundles/s=${k.bundlesPerSecond ?? 'off'}  reads/s=${k.readsPerSecond ?? 'off'}  webhook=${k.webhookUrl ?? 'off'}  created=${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}\n`,
     )
     .join('');
 }

@@ -188,5 +188,6 @@ export const dataPaths = (dataDir: string) => ({
   journal: path.join(dataDir, 'journal.sqlite'),
   idempotency: path.join(dataDir, 'idempotency.sqlite'),
   refusals: path.join(dataDir, 'refusals.sqlite'),
+  events: path.join(dataDir, 'events.sqlite'),
   ledger: path.join(dataDir, 'ledger'),
 });

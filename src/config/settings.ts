@@ -552,6 +552,49 @@ export const SETTINGS = {
       'closed. A socket holding no subscription is closed after `idleTimeoutMs` without a ' +
       'message.',
   }),
+  webhookAllowPrivate: boolean({
+    default: false,
+    env: 'SLIPWAY_WEBHOOK_ALLOW_PRIVATE',
+    flags: { serve: '--webhook-allow-private' },
+    doc:
+      '`true` lets webhooks (`keys set ID --webhook URL`) reach loopback, private, link-local and other non-public ' +
+      'addresses. Off, such a URL is refused when it is set, and a name that resolves to such an address is not ' +
+      'called (the delivery fails saying why): no request forgery into the gateway’s own network (docs/WEBHOOKS.md).',
+  }),
+  webhookStuckSlots: integer({
+    default: 30,
+    min: 1,
+    max: 10_000,
+    env: 'SLIPWAY_WEBHOOK_STUCK_SLOTS',
+    doc:
+      'A forwarded transaction not landed this many slots after it was received, while its blockhash is still valid, ' +
+      'gets one `transaction.stuck` event (webhooks and `submissionSubscribe`).',
+  }),
+  webhookQueueLimit: integer({
+    default: 100_000,
+    min: 1,
+    max: 100_000_000,
+    env: 'SLIPWAY_WEBHOOK_QUEUE_LIMIT',
+    doc:
+      'Undelivered events one key may have waiting; past it new events of that key are dropped and counted ' +
+      '(`bin/slipway keys show`, `slipway_webhook_events_dropped_total`). The journal still has every state.',
+  }),
+  webhookPauseAfterSeconds: integer({
+    default: 86_400,
+    min: 1,
+    max: 30 * 86_400,
+    env: 'SLIPWAY_WEBHOOK_PAUSE_AFTER_SECONDS',
+    doc:
+      'A receiver whose every delivery has failed for this long is paused: its events wait, undelivered, until the ' +
+      'key’s webhook is set again (`keys set ID --webhook URL`). Retries back off from 1 s to 5 minutes.',
+  }),
+  webhookTimeoutMs: integer({
+    default: 10_000,
+    min: 100,
+    max: 120_000,
+    env: 'SLIPWAY_WEBHOOK_TIMEOUT_MS',
+    doc: 'A delivery not answered with a 2xx status within this time has failed, and is tried again later.',
+  }),
   journalSync: choice({
     default: 'NORMAL',
     choices: ['NORMAL', 'FULL'],

@@ -295,3 +295,24 @@ export const keyTransactionsTotal = new client.Counter({
     for (const [keyId, count] of keyTransactions) this.inc({ key_id: keyId }, count);
   },
 });
+
+export const webhookDeliveriesTotal = new client.Counter({
+  name: 'slipway_webhook_deliveries_total',
+  help: 'Webhook deliveries of submission events, by result: delivered (a 2xx answer) or failed (tried again later).',
+  labelNames: ['result'] as const,
+});
+
+export const webhookEventsDroppedTotal = new client.Counter({
+  name: 'slipway_webhook_events_dropped_total',
+  help: "Submission events not kept because their key's queue was full (webhookQueueLimit).",
+});
+
+export const webhookPendingGauge = new client.Gauge({
+  name: 'slipway_webhook_pending_events',
+  help: 'Submission events waiting for delivery, all keys together.',
+});
+
+export const webhookPausedGauge = new client.Gauge({
+  name: 'slipway_webhook_paused_receivers',
+  help: 'Keys whose webhook deliveries are paused after failing for webhookPauseAfterSeconds.',
+});

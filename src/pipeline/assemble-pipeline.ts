@@ -26,7 +26,7 @@ import { createStatusView, type StatusView } from './status-view';
 import { createSubmissionPipeline } from './submission-pipeline';
 import type { SubmissionPipeline } from './submission-shapes';
 import { SlotWatch } from './slot-watch';
-import { LandingTracker } from './landing-tracker';
+import { LandingTracker, type StuckWatch } from './landing-tracker';
 
 /** Solana's slot time, for placing landings seen through RPC nodes at their slot. */
 const MAINNET_SLOT_MS = 400;
@@ -64,6 +64,8 @@ export interface PipelineParts {
   readonly logError: (error: unknown, what: string) => void;
   /** The landing advice's calibration and fees seen, for the landing report. */
   readonly adviceFigures?: AdviceFiguresSource;
+  /** Told when a forwarded transaction goes too many slots without landing (the events' `stuck`). */
+  readonly stuck?: StuckWatch;
 }
 
 export interface AssembledPipeline {
@@ -112,6 +114,7 @@ export async function assemblePipeline(settings: PipelineSettings, parts: Pipeli
     window,
     slots,
     landedTips: parts.landedTips,
+    ...(parts.stuck === undefined ? {} : { stuck: parts.stuck }),
     logError,
   });
   const holds = new HoldQueue({

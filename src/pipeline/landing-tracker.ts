@@ -51,6 +51,14 @@ export interface TrackedTransaction {
   /** Since when its due rebroadcast has waited for a safe window, and why. */
   heldSince?: number;
   heldReason?: string;
+  /** Told stuck already (`TrackerOptions.stuck`). */
+  stuckTold?: boolean;
+}
+
+/** Who is told, once, of a transaction that has gone `slots` slots since its receipt without landing while its blockhash is valid. */
+export interface StuckWatch {
+  readonly slots: number;
+  tell(seq: number, position: number, slots: number): void;
 }
 
 export interface TrackedBundle {
@@ -80,6 +88,8 @@ export interface TrackerOptions {
   readonly slots?: SlotWatch;
   /** Told of each landed bundle's tip (absent: nobody listens). */
   readonly landedTips?: LandedTips;
+  /** Told of transactions stuck (absent: nobody listens). */
+  readonly stuck?: StuckWatch;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -216,6 +226,7 @@ export class LandingTracker {
       }
     }
 
+    this.tellStuck(unknown, validity);
     const resend: TrackedTransaction[] = [];
     const protectedResend: { item: TrackedTransaction; heldMs: number; heldReason: string | null }[] = [];
     // One decision for every protected rebroadcast of the round, taken when first needed.
@@ -365,6 +376,21 @@ export class LandingTracker {
     const tips = this.options.landedTips;
     // Timed above (landing-times.ts): every landed change has its landedAt.
     if (tips !== undefined) for (const { tipLamports, change } of tipped) tips.record(tipLamports, changes[change]!.landedAt ?? Date.now());
+  }
+
+  /** Tells of the transactions without a status whose blockhash is valid and that came `stuck.slots` slots ago or more, once each. */
+  private tellStuck(items: readonly TrackedTransaction[], validity: ReadonlyMap<string, boolean>): void {
+    const stuck = this.options.stuck;
+    const slot = stuck === undefined ? null : this.landings.slotNow();
+    if (stuck === undefined || slot === null) return;
+    for (const item of items) {
+      if (item.stuckTold === true || item.receivedSlot === undefined || item.receivedSlot === null) continue;
+      if (!item.tx.usesDurableNonce && validity.get(bs58.encode(item.tx.wire.recentBlockhash)) === false) continue;
+      const slots = slot - item.receivedSlot;
+      if (slots < stuck.slots) continue;
+      item.stuckTold = true;
+      stuck.tell(item.seq, item.position, slots);
+    }
   }
 
   /** Drops the most-retried hundredth of the tracked transactions (at least one). */

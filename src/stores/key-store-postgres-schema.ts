@@ -17,6 +17,7 @@ export const MIGRATIONS: PostgresMigrations = [
      revoked_at TIMESTAMPTZ
    )`,
   `ALTER TABLE api_keys ADD COLUMN reads_per_second INTEGER`,
+  `ALTER TABLE api_keys ADD COLUMN webhook_url TEXT, ADD COLUMN webhook_secret TEXT`,
 ];
 
 export interface Row {
@@ -27,6 +28,8 @@ export interface Row {
   tps: number | null;
   bundles_per_second: number | null;
   reads_per_second: number | null;
+  webhook_url: string | null;
+  webhook_secret: string | null;
   created_at: Date;
   revoked_at: Date | null;
 }
@@ -38,6 +41,7 @@ export const toRecord = (row: Row): ApiKeyRecord => ({
   tps: row.tps,
   bundlesPerSecond: row.bundles_per_second,
   readsPerSecond: row.reads_per_second,
+  webhookUrl: row.webhook_url,
   createdAt: row.created_at.toISOString(),
   revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString(),
 });

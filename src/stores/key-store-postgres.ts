@@ -29,16 +29,37 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
   const listeners = new Set<pg.PoolClient>();
 
   return {
-    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null }) {
+    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null, webhook = null }) {
       const key = generateApiKey();
       const id = generateKeyId();
       const createdAt = new Date();
       await change(
-        'INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, reads_per_second, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-        [id, name, hashApiKey(key), bundle, tps, bundlesPerSecond, readsPerSecond, createdAt],
+        'INSERT INTO api_keys (id, name, key_hash, bundle, tps, bundles_per_second, reads_per_second, webhook_url, webhook_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+        [
+          id,
+          name,
+          hashApiKey(key),
+          bundle,
+          tps,
+          bundlesPerSecond,
+          readsPerSecond,
+          webhook?.url ?? null,
+          webhook?.secret ?? null,
+          createdAt,
+        ],
       );
       return {
-        record: { id, name, bundle, tps, bundlesPerSecond, readsPerSecond, createdAt: createdAt.toISOString(), revokedAt: null },
+        record: {
+          id,
+          name,
+          bundle,
+          tps,
+          bundlesPerSecond,
+          readsPerSecond,
+          webhookUrl: webhook?.url ?? null,
+          createdAt: createdAt.toISOString(),
+          revokedAt: null,
+        },
         key,
       };
     },
@@ -65,6 +86,7 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
           tps: null,
           bundlesPerSecond: null,
           readsPerSecond: null,
+          webhookUrl: null,
           createdAt: createdAt.toISOString(),
           revokedAt: null,
         },
@@ -81,14 +103,21 @@ export async function createPostgresKeyStore(url: string, schema: string): Promi
     },
     async update(id, changes: KeyChanges) {
       const fields = (Object.keys(COLUMNS) as (keyof typeof COLUMNS)[]).filter((field) => changes[field] !== undefined);
-      if (fields.length === 0) return (await pool.query('SELECT 1 FROM api_keys WHERE id = $1', [id])).rowCount! > 0;
-      const sets = fields.map((field, i) => `${COLUMNS[field]} = $${i + 2}`).join(', ');
-      return (await change(`UPDATE api_keys SET ${sets} WHERE id = $1`, [id, ...fields.map((field) => changes[field])])) > 0;
+      const columns: string[] = fields.map((field) => COLUMNS[field]);
+      const values: unknown[] = fields.map((field) => changes[field]);
+      if (changes.webhook !== undefined) {
+        columns.push('webhook_url', 'webhook_secret');
+        values.push(changes.webhook?.url ?? null, changes.webhook?.secret ?? null);
+      }
+      if (columns.length === 0) return (await pool.query('SELECT 1 FROM api_keys WHERE id = $1', [id])).rowCount! > 0;
+      const sets = columns.map((column, i) => `${column} = $${i + 2}`).join(', ');
+      return (await change(`UPDATE api_keys SET ${sets} WHERE id = $1`, [id, ...values])) > 0;
     },
     async loadActive(): Promise<StoredKey[]> {
       return (await pool.query<Row>('SELECT * FROM api_keys WHERE revoked_at IS NULL')).rows.map((row) => ({
         record: toRecord(row),
         hash: row.key_hash,
+        webhookSecret: row.webhook_secret,
       }));
     },
     watch(onChange) {

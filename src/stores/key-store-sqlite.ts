@@ -21,6 +21,9 @@ const MIGRATIONS: Migrations = [
   `ALTER TABLE api_keys ADD COLUMN tps INTEGER;
    ALTER TABLE api_keys ADD COLUMN bundles_per_second INTEGER;`,
   `ALTER TABLE api_keys ADD COLUMN reads_per_second INTEGER;`,
+  // The key's webhook and its signing secret (NULL: none).
+  `ALTER TABLE api_keys ADD COLUMN webhook_url TEXT;
+   ALTER TABLE api_keys ADD COLUMN webhook_secret TEXT;`,
 ];
 
 const WATCH_INTERVAL_MS = 200;
@@ -35,6 +38,8 @@ interface Row {
   tps: number | null;
   bundles_per_second: number | null;
   reads_per_second: number | null;
+  webhook_url: string | null;
+  webhook_secret: string | null;
 }
 
 const toRecord = (row: Row): ApiKeyRecord => ({
@@ -46,12 +51,13 @@ const toRecord = (row: Row): ApiKeyRecord => ({
   tps: row.tps,
   bundlesPerSecond: row.bundles_per_second,
   readsPerSecond: row.reads_per_second,
+  webhookUrl: row.webhook_url,
 });
 
 export function createSqliteKeyStore(file: string): KeyStore {
   const db = openSqlite(file, MIGRATIONS);
   const insert = db.prepare(
-    'INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second, reads_per_second) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO api_keys (id, name, key_hash, bundle, created_at, tps, bundles_per_second, reads_per_second, webhook_url, webhook_secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectActive = db.prepare('SELECT * FROM api_keys WHERE revoked_at IS NULL');
@@ -62,7 +68,7 @@ export function createSqliteKeyStore(file: string): KeyStore {
   const notify = () => watchers.forEach((watcher) => watcher());
 
   return {
-    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null }) {
+    async create({ name, bundle, tps = null, bundlesPerSecond = null, readsPerSecond = null, webhook = null }) {
       const key = generateApiKey();
       const row: Row = {
         id: generateKeyId(),
@@ -74,8 +80,21 @@ export function createSqliteKeyStore(file: string): KeyStore {
         tps,
         bundles_per_second: bundlesPerSecond,
         reads_per_second: readsPerSecond,
+        webhook_url: webhook?.url ?? null,
+        webhook_secret: webhook?.secret ?? null,
       };
-      insert.run(row.id, row.name, row.key_hash, row.bundle, row.created_at, row.tps, row.bundles_per_second, row.reads_per_second);
+      insert.run(
+        row.id,
+        row.name,
+        row.key_hash,
+        row.bundle,
+        row.created_at,
+        row.tps,
+        row.bundles_per_second,
+        row.reads_per_second,
+        row.webhook_url,
+        row.webhook_secret,
+      );
       notify();
       return { record: toRecord(row), key };
     },
@@ -95,16 +114,19 @@ export function createSqliteKeyStore(file: string): KeyStore {
     },
     async update(id, changes) {
       const fields = (Object.keys(columns) as (keyof typeof columns)[]).filter((field) => changes[field] !== undefined);
-      if (fields.length === 0) return exists.get(id) !== undefined;
-      const values = fields.map((field) => (field === 'bundle' ? (changes.bundle ? 1 : 0) : changes[field]));
-      const changed =
-        db.prepare(`UPDATE api_keys SET ${fields.map((field) => `${columns[field]} = ?`).join(', ')} WHERE id = ?`).run(...values, id)
-          .changes > 0;
+      const sets = fields.map((field) => `${columns[field]} = ?`);
+      const values: unknown[] = fields.map((field) => (field === 'bundle' ? (changes.bundle ? 1 : 0) : changes[field]));
+      if (changes.webhook !== undefined) {
+        sets.push('webhook_url = ?', 'webhook_secret = ?');
+        values.push(changes.webhook?.url ?? null, changes.webhook?.secret ?? null);
+      }
+      if (sets.length === 0) return exists.get(id) !== undefined;
+      const changed = db.prepare(`UPDATE api_keys SET ${sets.join(', ')} WHERE id = ?`).run(...values, id).changes > 0;
       if (changed) notify();
       return changed;
     },
     async loadActive(): Promise<StoredKey[]> {
-      return (selectActive.all() as Row[]).map((row) => ({ record: toRecord(row), hash: row.key_hash }));
+      return (selectActive.all() as Row[]).map((row) => ({ record: toRecord(row), hash: row.key_hash, webhookSecret: row.webhook_secret }));
     },
     watch(onChange) {
       watchers.add(onChange);

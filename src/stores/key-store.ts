@@ -23,6 +23,8 @@ export interface ApiKeyRecord {
   readonly bundlesPerSecond: number | null;
   /** Reads per second it may make (each JSON-RPC entry that is not a submission counts one); null: no limit. */
   readonly readsPerSecond: number | null;
+  /** Where the key's submission events are sent (events/webhook-delivery.ts), or null. */
+  readonly webhookUrl: string | null;
   readonly createdAt: string;
   readonly revokedAt: string | null;
 }
@@ -30,6 +32,8 @@ export interface ApiKeyRecord {
 export interface StoredKey {
   readonly record: ApiKeyRecord;
   readonly hash: Buffer;
+  /** The webhook's signing secret (Standard Webhooks' `whsec_…`), kept in clear: the gateway signs with it. Null without a webhook. */
+  readonly webhookSecret: string | null;
 }
 
 /** What `keys set` changes: each field given is set (a limit of null removes it). */
@@ -38,6 +42,8 @@ export interface KeyChanges {
   readonly tps?: number | null;
   readonly bundlesPerSecond?: number | null;
   readonly readsPerSecond?: number | null;
+  /** A webhook with its new secret, or null to remove it. */
+  readonly webhook?: { readonly url: string; readonly secret: string } | null;
 }
 
 export interface KeyStore {
@@ -59,6 +65,11 @@ export interface KeyStore {
 
 export function generateApiKey(): string {
   return KEY_PREFIX + bs58.encode(crypto.randomBytes(24));
+}
+
+/** A webhook signing secret in Standard Webhooks' form: `whsec_` and 32 random bytes in base64. */
+export function generateWebhookSecret(): string {
+  return `whsec_${crypto.randomBytes(32).toString('base64')}`;
 }
 
 export function generateKeyId(): string {

@@ -4,6 +4,9 @@
  * journal's pair is in journal/open-journal.ts, with its options.
  */
 import type { StoreAdapters } from './database/open-store';
+import type { EventOutbox } from './event-outbox';
+import { createPostgresEventOutbox } from './event-outbox-postgres';
+import { createSqliteEventOutbox } from './event-outbox-sqlite';
 import type { IdempotencyStore } from './idempotency-store';
 import { createPostgresIdempotencyStore } from './idempotency-store-postgres';
 import { createSqliteIdempotencyStore } from './idempotency-store-sqlite';
@@ -33,4 +36,11 @@ export const REFUSAL_COUNTS: StoreAdapters<RefusalCounts> = {
   name: 'the refusal counts',
   sqlite: (paths) => createSqliteRefusalCounts(paths.refusals),
   postgres: createPostgresRefusalCounts,
+};
+
+/** Submission events waiting for their webhooks: events.sqlite, or beside the journal (every gateway of a cluster delivers from it). */
+export const EVENT_OUTBOX: StoreAdapters<EventOutbox> = {
+  name: 'the event outbox',
+  sqlite: (paths) => createSqliteEventOutbox(paths.events),
+  postgres: createPostgresEventOutbox,
 };

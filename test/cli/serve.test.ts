@@ -308,8 +308,10 @@ describe('bin/slipway keys', () => {
       'readsPerSecond',
       'revokedAt',
       'tps',
+      'webhookUrl',
     ]);
     assert.equal(record.name, 'trader');
+    assert.equal(record.webhookUrl, null);
     assert.equal(record.bundle, false);
     const ready = await within(1000, async () => (await rpc(server.url, record.key, 'getSlot')).status === 200);
     assert.ok(ready < 1000);

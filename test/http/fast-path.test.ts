@@ -77,12 +77,14 @@ describe('what the fast path takes and what it leaves to Fastify', () => {
       tps: null,
       bundlesPerSecond: null,
       readsPerSecond: null,
+      webhookUrl: null,
       createdAt: '',
       revokedAt: null,
     };
     const authenticator: Authenticator = {
       authenticate: (presented) => (presented === 'good' ? key : null),
       unavailable: () => null,
+      webhooks: () => new Map(),
       close: () => {},
     };
     const seen: unknown[] = [];

@@ -33,6 +33,7 @@ test('one signature the upstream refuses does not hold up the notifications of t
   const authenticator: Authenticator = {
     authenticate: (key) => (key === 'k' ? ({ id: 'key_k' } as never) : null),
     unavailable: () => null,
+    webhooks: () => new Map(),
     close: () => {},
   };
   const admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 0 });

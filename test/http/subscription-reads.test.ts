@@ -53,6 +53,7 @@ before(async () => {
   const authenticator: Authenticator = {
     authenticate: (presented) => (presented === 'k' ? (key as unknown as ApiKeyRecord) : null),
     unavailable: () => null,
+    webhooks: () => new Map(),
     close: () => {},
   };
   admission = new Admission({ maxConnectionsPerClient: 0, maxInFlight: 0, maxInFlightPerKey: 0, maxEventLoopDelayMs: 0 });

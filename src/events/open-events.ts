@@ -1,0 +1,67 @@
+/**
+ * The events side of a gateway, made from the settings: the outbox (SQLite or PostgreSQL,
+ * like every store), the sink that fills it from the journal, and the delivery loop that
+ * empties it into the keys' webhooks.
+ */
+import type { Webhook } from '../auth/authenticator';
+import type { SlipwayConfig } from '../config/config';
+import { webhookEventsDroppedTotal } from '../metrics/metrics';
+import { openStore } from '../stores/database/open-store';
+import { EVENT_OUTBOX } from '../stores/store-adapters';
+import type { Journal } from '../stores/journal';
+import { eventingJournal } from './eventing-journal';
+import { EventsSink } from './events-sink';
+import { WebhookDelivery } from './webhook-delivery';
+import { createWebhookSender } from './webhook-sender';
+
+/** Delivered events are kept this long (a receiver's late duplicate check, a stream's replay), then deleted. */
+const RETENTION_MS = 60 * 60_000;
+
+export interface GatewayEvents {
+  readonly sink: EventsSink;
+  /** The journal with its writes turned into events. */
+  wrap(journal: Journal): Journal;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export async function openEvents(
+  config: SlipwayConfig,
+  webhooks: () => ReadonlyMap<string, Webhook>,
+  logError: (error: unknown, what: string) => void,
+): Promise<GatewayEvents> {
+  const outbox = await openStore(config, EVENT_OUTBOX);
+  // The sink wakes the delivery loop, which is made next: a holder breaks the circle.
+  const wake = { delivery: undefined as WebhookDelivery | undefined };
+  const sink = new EventsSink(outbox, {
+    wants: (keyId) => webhooks().has(keyId),
+    queueLimit: config.webhookQueueLimit,
+    onError: (error) => logError(error, 'writing submission events'),
+    onDropped: (keyId, count) => {
+      webhookEventsDroppedTotal.inc(count);
+      outbox.dropped(keyId, count).catch((error: unknown) => logError(error, 'counting dropped events'));
+    },
+    onStored: () => wake.delivery?.wake(),
+  });
+  const delivery = new WebhookDelivery({
+    outbox,
+    sender: createWebhookSender({ allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs }),
+    webhooks,
+    pauseAfterMs: config.webhookPauseAfterSeconds * 1000,
+    timeoutMs: config.webhookTimeoutMs,
+    retentionMs: RETENTION_MS,
+    onCounted: (pending) => sink.counted(pending),
+    onError: (error) => logError(error, 'delivering webhooks'),
+  });
+  wake.delivery = delivery;
+  return {
+    sink,
+    wrap: (journal) => eventingJournal(journal, sink),
+    start: () => delivery.start(),
+    async stop() {
+      await sink.flush();
+      await delivery.stop();
+      await outbox.close();
+    },
+  };
+}

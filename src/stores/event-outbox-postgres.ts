@@ -1,0 +1,174 @@
+/**
+ * The event outbox in PostgreSQL, in the journal's schema, shared by every gateway of a
+ * cluster: whichever gateway derives an event adds it (its id is unique, so an event
+ * derived by two is kept once), and whichever claims it delivers it. A claim takes rows
+ * with `FOR UPDATE SKIP LOCKED` and leases them to its gateway until `claimed_until`, so
+ * two gateways never claim one event at once, and another takes it over only after the
+ * lease ran out (its gateway stopped mid-delivery).
+ */
+import type { EventOutbox, NewOutboxEvent, OutboxEvent, ReceiverStatus } from './event-outbox';
+import { openPostgres, type PostgresMigrations } from './database/postgres-database';
+
+const MIGRATIONS: PostgresMigrations = [
+  `CREATE TABLE webhook_events (
+     ord BIGSERIAL PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     key_id TEXT NOT NULL,
+     seq BIGINT NOT NULL,
+     type TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at BIGINT NOT NULL,
+     claimed_by TEXT,
+     claimed_until BIGINT NOT NULL DEFAULT 0,
+     delivered_at BIGINT
+   );
+   CREATE INDEX webhook_events_undelivered ON webhook_events (key_id, seq, ord) WHERE delivered_at IS NULL;
+   CREATE INDEX webhook_events_delivered ON webhook_events (delivered_at) WHERE delivered_at IS NOT NULL;
+   CREATE TABLE webhook_receivers (
+     key_id TEXT PRIMARY KEY,
+     failing_since BIGINT,
+     paused_at BIGINT,
+     last_error TEXT,
+     last_delivered_at BIGINT,
+     dropped BIGINT NOT NULL DEFAULT 0
+   );`,
+];
+
+interface EventRow {
+  ord: string;
+  id: string;
+  key_id: string;
+  seq: string;
+  type: string;
+  payload: string;
+  attempts: number;
+  created_at: string;
+}
+
+interface ReceiverRow {
+  key_id: string;
+  failing_since: string | null;
+  paused_at: string | null;
+  last_error: string | null;
+  last_delivered_at: string | null;
+  dropped: string;
+}
+
+const toEvent = (row: EventRow): OutboxEvent => ({
+  ord: Number(row.ord),
+  id: row.id,
+  keyId: row.key_id,
+  seq: Number(row.seq),
+  type: row.type,
+  payload: row.payload,
+  attempts: row.attempts,
+  createdAt: Number(row.created_at),
+});
+
+const orNull = (value: string | null) => (value === null ? null : Number(value));
+
+const toStatus = (row: ReceiverRow): ReceiverStatus => ({
+  keyId: row.key_id,
+  failingSince: orNull(row.failing_since),
+  pausedAt: orNull(row.paused_at),
+  lastError: row.last_error,
+  lastDeliveredAt: orNull(row.last_delivered_at),
+  dropped: Number(row.dropped),
+});
+
+export async function createPostgresEventOutbox(url: string, schema: string): Promise<EventOutbox> {
+  const pool = await openPostgres(url, schema, { component: 'webhook_events', migrations: MIGRATIONS, connections: 4 });
+  const receiverRow = (keyId: string) => pool.query('INSERT INTO webhook_receivers (key_id) VALUES ($1) ON CONFLICT DO NOTHING', [keyId]);
+  return {
+    async add(events: readonly NewOutboxEvent[], now) {
+      if (events.length === 0) return 0;
+      // WITH ORDINALITY keeps the order given, so ord follows it.
+      const result = await pool.query(
+        `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at)
+         SELECT id, key_id, seq, type, payload, $6, $6
+         FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS e(id, key_id, seq, type, payload, n)
+         ORDER BY n
+         ON CONFLICT (id) DO NOTHING`,
+        [
+          events.map((e) => e.id),
+          events.map((e) => e.keyId),
+          events.map((e) => e.seq),
+          events.map((e) => e.type),
+          events.map((e) => e.payload),
+          now,
+        ],
+      );
+      return result.rowCount ?? 0;
+    },
+    async claim(keyIds, now, limit, owner, leaseMs) {
+      if (keyIds.length === 0) return [];
+      const { rows } = await pool.query<EventRow>(
+        `UPDATE webhook_events SET claimed_by = $4, claimed_until = $2 + $5
+         WHERE ord IN (
+           SELECT e.ord FROM webhook_events e
+           WHERE e.delivered_at IS NULL AND e.key_id = ANY($1::text[]) AND e.next_at <= $2 AND e.claimed_until <= $2
+             AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                             WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
+           ORDER BY e.ord LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         RETURNING ord, id, key_id, seq, type, payload, attempts, created_at`,
+        [keyIds, now, limit, owner, leaseMs],
+      );
+      return rows.map(toEvent).sort((a, b) => a.ord - b.ord);
+    },
+    async delivered(ord, now) {
+      await pool.query('UPDATE webhook_events SET delivered_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1', [ord, now]);
+    },
+    async failed(ord, nextAt) {
+      await pool.query(
+        'UPDATE webhook_events SET attempts = attempts + 1, next_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1',
+        [ord, nextAt],
+      );
+    },
+    async pending() {
+      const { rows } = await pool.query<{ key_id: string; n: string }>(
+        'SELECT key_id, COUNT(*) AS n FROM webhook_events WHERE delivered_at IS NULL GROUP BY key_id',
+      );
+      return new Map(rows.map((row) => [row.key_id, Number(row.n)]));
+    },
+    async receiver(keyId) {
+      const { rows } = await pool.query<ReceiverRow>('SELECT * FROM webhook_receivers WHERE key_id = $1', [keyId]);
+      return rows[0] === undefined ? null : toStatus(rows[0]);
+    },
+    async attempted(keyId, now, error) {
+      await receiverRow(keyId);
+      if (error === null)
+        await pool.query('UPDATE webhook_receivers SET failing_since = NULL, last_error = NULL, last_delivered_at = $2 WHERE key_id = $1', [
+          keyId,
+          now,
+        ]);
+      else
+        await pool.query('UPDATE webhook_receivers SET failing_since = COALESCE(failing_since, $2), last_error = $3 WHERE key_id = $1', [
+          keyId,
+          now,
+          error,
+        ]);
+    },
+    async pause(keyId, now) {
+      await receiverRow(keyId);
+      await pool.query('UPDATE webhook_receivers SET paused_at = COALESCE(paused_at, $2) WHERE key_id = $1', [keyId, now]);
+    },
+    async resume(keyId, now) {
+      await pool.query('UPDATE webhook_receivers SET paused_at = NULL, failing_since = NULL WHERE key_id = $1', [keyId]);
+      await pool.query('UPDATE webhook_events SET next_at = $2 WHERE key_id = $1 AND delivered_at IS NULL', [keyId, now]);
+    },
+    async dropped(keyId, count) {
+      await receiverRow(keyId);
+      await pool.query('UPDATE webhook_receivers SET dropped = dropped + $2 WHERE key_id = $1', [keyId, count]);
+    },
+    async prune(before) {
+      const result = await pool.query('DELETE FROM webhook_events WHERE delivered_at IS NOT NULL AND delivered_at < $1', [before]);
+      return result.rowCount ?? 0;
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The event outbox in SQLite, in a file of its own in the data directory (events.sqlite),
+ * written on the request thread in one transaction per flush (events-sink.ts), never on a
+ * request's path. One gateway uses it, so a claim needs no lease to be safe; it keeps the
+ * lease anyway, so that an event claimed when the process stopped is due again after a restart.
+ */
+import type { EventOutbox, NewOutboxEvent, OutboxEvent, ReceiverStatus } from './event-outbox';
+import { openSqlite, type Migrations } from './database/sqlite-database';
+
+const MIGRATIONS: Migrations = [
+  `CREATE TABLE events (
+     ord INTEGER PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     key_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at INTEGER NOT NULL,
+     claimed_until INTEGER NOT NULL DEFAULT 0,
+     delivered_at INTEGER
+   );
+   CREATE INDEX events_undelivered ON events(key_id, seq, ord) WHERE delivered_at IS NULL;
+   CREATE INDEX events_delivered ON events(delivered_at) WHERE delivered_at IS NOT NULL;
+   CREATE TABLE receivers (
+     key_id TEXT PRIMARY KEY,
+     failing_since INTEGER,
+     paused_at INTEGER,
+     last_error TEXT,
+     last_delivered_at INTEGER,
+     dropped INTEGER NOT NULL DEFAULT 0
+   );`,
+];
+
+interface EventRow {
+  ord: number;
+  id: string;
+  key_id: string;
+  seq: number;
+  type: string;
+  payload: string;
+  attempts: number;
+  created_at: number;
+}
+
+interface ReceiverRow {
+  key_id: string;
+  failing_since: number | null;
+  paused_at: number | null;
+  last_error: string | null;
+  last_delivered_at: number | null;
+  dropped: number;
+}
+
+export const toOutboxEvent = (row: EventRow): OutboxEvent => ({
+  ord: Number(row.ord),
+  id: row.id,
+  keyId: row.key_id,
+  seq: Number(row.seq),
+  type: row.type,
+  payload: row.payload,
+  attempts: row.attempts,
+  createdAt: Number(row.created_at),
+});
+
+export const toReceiverStatus = (row: ReceiverRow): ReceiverStatus => ({
+  keyId: row.key_id,
+  failingSince: row.failing_since === null ? null : Number(row.failing_since),
+  pausedAt: row.paused_at === null ? null : Number(row.paused_at),
+  lastError: row.last_error,
+  lastDeliveredAt: row.last_delivered_at === null ? null : Number(row.last_delivered_at),
+  dropped: Number(row.dropped),
+});
+
+export function createSqliteEventOutbox(file: string): EventOutbox {
+  const db = openSqlite(file, MIGRATIONS);
+  const insert = db.prepare<[string, string, number, string, string, number, number]>(
+    'INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+  );
+  const addAll = db.transaction((events: readonly NewOutboxEvent[], now: number) => {
+    let added = 0;
+    for (const e of events) added += insert.run(e.id, e.keyId, e.seq, e.type, e.payload, now, now).changes;
+    return added;
+  });
+  const upsertReceiver = (keyId: string) => db.prepare('INSERT INTO receivers (key_id) VALUES (?) ON CONFLICT DO NOTHING').run(keyId);
+
+  return {
+    async add(events, now) {
+      return events.length === 0 ? 0 : addAll(events, now);
+    },
+    async claim(keyIds, now, limit, _owner, leaseMs) {
+      if (keyIds.length === 0) return [];
+      const claim = db.transaction(() => {
+        // Of each submission, its earliest undelivered event, if it is due and not claimed.
+        const rows = db
+          .prepare(
+            `SELECT e.* FROM events e
+             WHERE e.delivered_at IS NULL AND e.key_id IN (SELECT value FROM json_each(?)) AND e.next_at <= ? AND e.claimed_until <= ?
+               AND e.ord = (SELECT MIN(p.ord) FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL)
+             ORDER BY e.ord LIMIT ?`,
+          )
+          .all(JSON.stringify(keyIds), now, now, limit) as EventRow[];
+        const lease = db.prepare('UPDATE events SET claimed_until = ? WHERE ord = ?');
+        for (const row of rows) lease.run(now + leaseMs, row.ord);
+        return rows.map(toOutboxEvent);
+      });
+      return claim();
+    },
+    async delivered(ord, now) {
+      db.prepare('UPDATE events SET delivered_at = ?, claimed_until = 0 WHERE ord = ?').run(now, ord);
+    },
+    async failed(ord, nextAt) {
+      db.prepare('UPDATE events SET attempts = attempts + 1, next_at = ?, claimed_until = 0 WHERE ord = ?').run(nextAt, ord);
+    },
+    async pending() {
+      const rows = db.prepare('SELECT key_id, COUNT(*) AS n FROM events WHERE delivered_at IS NULL GROUP BY key_id').all() as {
+        key_id: string;
+        n: number;
+      }[];
+      return new Map(rows.map((row) => [row.key_id, Number(row.n)]));
+    },
+    async receiver(keyId) {
+      const row = db.prepare('SELECT * FROM receivers WHERE key_id = ?').get(keyId) as ReceiverRow | undefined;
+      return row === undefined ? null : toReceiverStatus(row);
+    },
+    async attempted(keyId, now, error) {
+      upsertReceiver(keyId);
+      if (error === null)
+        db.prepare('UPDATE receivers SET failing_since = NULL, last_error = NULL, last_delivered_at = ? WHERE key_id = ?').run(now, keyId);
+      else
+        db.prepare('UPDATE receivers SET failing_since = COALESCE(failing_since, ?), last_error = ? WHERE key_id = ?').run(
+          now,
+          error,
+          keyId,
+        );
+    },
+    async pause(keyId, now) {
+      upsertReceiver(keyId);
+      db.prepare('UPDATE receivers SET paused_at = COALESCE(paused_at, ?) WHERE key_id = ?').run(now, keyId);
+    },
+    async resume(keyId, now) {
+      db.transaction(() => {
+        db.prepare('UPDATE receivers SET paused_at = NULL, failing_since = NULL WHERE key_id = ?').run(keyId);
+        db.prepare('UPDATE events SET next_at = ? WHERE key_id = ? AND delivered_at IS NULL').run(now, keyId);
+      })();
+    },
+    async dropped(keyId, count) {
+      upsertReceiver(keyId);
+      db.prepare('UPDATE receivers SET dropped = dropped + ? WHERE key_id = ?').run(count, keyId);
+    },
+    async prune(before) {
+      return db.prepare('DELETE FROM events WHERE delivered_at IS NOT NULL AND delivered_at < ?').run(before).changes;
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
