@@ -128,6 +128,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
     idempotencyKeys,
     feeAdvice: new PriorityFeeAdvice(recentFees),
     landingAdvice,
+    events: events.streams,
     tipFloor:
       config.tipFloorUrl === ''
         ? ownTipFloor(tipFloor)

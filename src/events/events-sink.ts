@@ -21,8 +21,10 @@ type LiveView = Omit<SubmissionView, 'transactions'> & { readonly transactions: 
 const FINAL = new Set(['landed', 'failed', 'expired', 'rejected']);
 
 export interface EventsSinkOptions {
-  /** Whether a key's events are wanted (it has a webhook). */
+  /** Whether a key's events are wanted (it has a webhook, or a stream keeps them). */
   readonly wants: (keyId: string) => boolean;
+  /** Whether a key's events go to a webhook (else they are kept for its streams only). */
+  readonly delivers: (keyId: string) => boolean;
   /** Undelivered events a key may have; past it, its new events are dropped and counted. */
   readonly queueLimit: number;
   /** Told of each error writing to the outbox (the events stay queued and are written with the next turn's). */
@@ -149,7 +151,7 @@ export class EventsSink {
     this.queued = [];
     this.flushing = this.outbox
       .add(
-        events.map(({ id, keyId, seq, type, payload }) => ({ id, keyId, seq, type, payload })),
+        events.map(({ id, keyId, seq, type, payload }) => ({ id, keyId, seq, type, payload, deliver: this.options.delivers(keyId) })),
         Date.now(),
       )
       .then(
@@ -188,6 +190,10 @@ export class EventsSink {
     const admitted: SubmissionEvent[] = [];
     const dropped = new Map<string, number>();
     for (const event of events) {
+      if (!this.options.delivers(event.keyId)) {
+        admitted.push(event); // kept for streams, delivered to no one: it waits in no queue
+        continue;
+      }
       const count = this.pending.get(event.keyId) ?? 0;
       if (count >= this.options.queueLimit) {
         dropped.set(event.keyId, (dropped.get(event.keyId) ?? 0) + 1);

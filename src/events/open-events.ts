@@ -11,6 +11,7 @@ import { EVENT_OUTBOX } from '../stores/store-adapters';
 import type { Journal } from '../stores/journal';
 import { eventingJournal } from './eventing-journal';
 import { EventsSink } from './events-sink';
+import { EventStreams } from './event-streams';
 import { WebhookDelivery } from './webhook-delivery';
 import { createWebhookSender } from './webhook-sender';
 
@@ -19,6 +20,8 @@ const RETENTION_MS = 60 * 60_000;
 
 export interface GatewayEvents {
   readonly sink: EventsSink;
+  /** What `submissionSubscribe` reads. */
+  readonly streams: EventStreams;
   /** The journal with its writes turned into events. */
   wrap(journal: Journal): Journal;
   start(): void;
@@ -31,10 +34,12 @@ export async function openEvents(
   logError: (error: unknown, what: string) => void,
 ): Promise<GatewayEvents> {
   const outbox = await openStore(config, EVENT_OUTBOX);
+  const streams = new EventStreams(outbox, RETENTION_MS, logError);
   // The sink wakes the delivery loop, which is made next: a holder breaks the circle.
   const wake = { delivery: undefined as WebhookDelivery | undefined };
   const sink = new EventsSink(outbox, {
-    wants: (keyId) => webhooks().has(keyId),
+    wants: (keyId) => webhooks().has(keyId) || streams.keeps(keyId),
+    delivers: (keyId) => webhooks().has(keyId),
     queueLimit: config.webhookQueueLimit,
     onError: (error) => logError(error, 'writing submission events'),
     onDropped: (keyId, count) => {
@@ -56,10 +61,12 @@ export async function openEvents(
   wake.delivery = delivery;
   return {
     sink,
+    streams,
     wrap: (journal) => eventingJournal(journal, sink),
     start: () => delivery.start(),
     async stop() {
       await sink.flush();
+      streams.close();
       await delivery.stop();
       await outbox.close();
     },

@@ -22,6 +22,7 @@ import { freePortPair } from './port-pair';
 import { isLocalUpstream, readMethodPolicy } from './read-methods';
 import { createHttpServer } from './server';
 import { SubscriptionServer } from './subscriptions';
+import type { EventStreams } from '../events/event-streams';
 import { TipStream } from './tip-stream';
 
 export type ListenerSettings = Pick<
@@ -68,6 +69,8 @@ export interface ListenerParts {
   readonly landingAdvice: LandingAdvice;
   /** Jito's tip floor, as `GET /api/v1/bundles/tip_floor` and its stream answer it. */
   readonly tipFloor: TipFloorReader;
+  /** Submission events, streamed by `submissionSubscribe`. */
+  readonly events?: EventStreams;
 }
 
 export interface Listeners {
@@ -137,6 +140,7 @@ export function createListeners(settings: ListenerSettings, parts: ListenerParts
     headersTimeoutMs: settings.headersTimeoutMs,
     requestTimeoutMs: settings.httpRequestTimeoutMs,
     tipStream,
+    ...(parts.events === undefined ? {} : { events: parts.events }),
     logError,
   });
   return {

@@ -11,10 +11,23 @@ import { describeMethod, type JsonRpcId } from '../web/json-rpc-envelope';
 export const COMMITMENT_RANK = { processed: 0, confirmed: 1, finalized: 2 } as const;
 export type Commitment = keyof typeof COMMITMENT_RANK;
 
+/** Which events a `submissionSubscribe` streams: one transaction's, one bundle's, or all of the key's; and from where. */
+export interface SubmissionFilter {
+  readonly signature?: string;
+  readonly bundleId?: string;
+  /** Resume after this event (the last one the client saw). */
+  readonly lastEventId?: string;
+}
+
 export type SubscriptionRequest =
   | { readonly method: 'signatureSubscribe'; readonly id: JsonRpcId; readonly signature: string; readonly commitment: Commitment }
   | { readonly method: 'slotSubscribe'; readonly id: JsonRpcId }
-  | { readonly method: 'signatureUnsubscribe' | 'slotUnsubscribe'; readonly id: JsonRpcId; readonly subscription: number };
+  | { readonly method: 'submissionSubscribe'; readonly id: JsonRpcId; readonly filter: SubmissionFilter }
+  | {
+      readonly method: 'signatureUnsubscribe' | 'slotUnsubscribe' | 'submissionUnsubscribe';
+      readonly id: JsonRpcId;
+      readonly subscription: number;
+    };
 
 export interface SubscriptionRefusal {
   readonly id: JsonRpcId;
@@ -76,8 +89,11 @@ export function parseSubscriptionRequest(text: string): SubscriptionRequest | Su
     }
     case 'slotSubscribe':
       return { method: 'slotSubscribe', id };
+    case 'submissionSubscribe':
+      return parseSubmissionFilter(id, params);
     case 'signatureUnsubscribe':
-    case 'slotUnsubscribe': {
+    case 'slotUnsubscribe':
+    case 'submissionUnsubscribe': {
       const subscription = params[0];
       if (typeof subscription !== 'number' || !Number.isSafeInteger(subscription) || subscription < 1) {
         return refuse(id, -32602, 'Invalid subscription id: params[0] must be the number a subscribe call answered');
@@ -88,9 +104,40 @@ export function parseSubscriptionRequest(text: string): SubscriptionRequest | Su
       return refuse(
         id,
         -32601,
-        `Method not found: ${describeMethod(request.method)}; this endpoint serves signatureSubscribe, signatureUnsubscribe, slotSubscribe and slotUnsubscribe`,
+        `Method not found: ${describeMethod(request.method)}; this endpoint serves signatureSubscribe, signatureUnsubscribe, slotSubscribe, slotUnsubscribe, submissionSubscribe and submissionUnsubscribe`,
       );
   }
+}
+
+const FILTER_FIELDS = ['signature', 'bundleId', 'lastEventId'];
+
+/** `submissionSubscribe`'s params: none or `{}` (all of the key's submissions), or `{signature}` or `{bundleId}`, each with an optional `lastEventId`. */
+function parseSubmissionFilter(id: JsonRpcId, params: unknown[]): SubscriptionRequest | SubscriptionRefusal {
+  if (params.length > 1) return refuse(id, -32602, 'params takes at most one object, such as {"signature": "…"}');
+  const config = params[0] ?? {};
+  if (typeof config !== 'object' || config === null || Array.isArray(config))
+    return refuse(id, -32602, `params[0] must be an object such as {"signature": "…"} or {}, got ${typeOf(config)}`);
+  const fields = config as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((field) => !FILTER_FIELDS.includes(field));
+  if (unknown !== undefined)
+    return refuse(id, -32602, `params[0].${unknown.slice(0, 40)} is not a filter: give signature, bundleId or lastEventId`);
+  const { signature, bundleId, lastEventId } = fields;
+  if (signature !== undefined && bundleId !== undefined) return refuse(id, -32602, 'params[0] takes a signature or a bundleId, not both');
+  if (signature !== undefined && (typeof signature !== 'string' || !isSignature(signature)))
+    return refuse(id, -32602, 'params[0].signature is not a transaction signature: base58 text of 64 bytes');
+  if (bundleId !== undefined && (typeof bundleId !== 'string' || !/^[0-9a-f]{64}$/.test(bundleId)))
+    return refuse(id, -32602, 'params[0].bundleId is not a bundle ID: 64 lowercase hex digits, as sendBundle answers');
+  if (lastEventId !== undefined && (typeof lastEventId !== 'string' || !/^evt_[0-9a-f]{32}$/.test(lastEventId)))
+    return refuse(id, -32602, 'params[0].lastEventId is not an event id: evt_ and 32 hex digits, as an event carries it');
+  return {
+    method: 'submissionSubscribe',
+    id,
+    filter: {
+      ...(signature === undefined ? {} : { signature: signature as string }),
+      ...(bundleId === undefined ? {} : { bundleId: bundleId as string }),
+      ...(lastEventId === undefined ? {} : { lastEventId: lastEventId as string }),
+    },
+  };
 }
 
 export const isSubscriptionRefusal = (value: SubscriptionRequest | SubscriptionRefusal): value is SubscriptionRefusal => 'code' in value;

@@ -6,13 +6,22 @@
  * right: a count that drifted would refuse a key's subscriptions, or let it past its limit.
  */
 import type { WebSocket } from 'ws';
-import type { Commitment, SubscriptionRequest } from './subscription-requests';
+import type { Commitment, SubmissionFilter, SubscriptionRequest } from './subscription-requests';
 
 export interface SignatureSubscription {
   readonly socket: WebSocket;
   readonly id: number;
   readonly signature: string;
   readonly commitment: Commitment;
+}
+
+/** A `submissionSubscribe`: which of its key's events it wants, and the last one read for it (the outbox's `ord`). */
+export interface SubmissionSubscription {
+  readonly socket: WebSocket;
+  readonly id: number;
+  readonly keyId: string;
+  readonly filter: SubmissionFilter;
+  afterOrd: number;
 }
 
 /** What the server knows of each open socket. */
@@ -36,6 +45,7 @@ type Subscribe = Extract<SubscriptionRequest, { method: 'signatureSubscribe' | '
 export class SubscriptionTable {
   private readonly signatures = new Map<number, SignatureSubscription>();
   private readonly slots = new Map<number, WebSocket>();
+  private readonly submissions = new Map<number, SubmissionSubscription>();
   private readonly open = new Map<WebSocket, Peer>();
   private readonly perKey = new Map<string, number>();
   private nextId = 0;
@@ -47,9 +57,9 @@ export class SubscriptionTable {
     return this.open.size;
   }
 
-  /** Subscriptions held, signatures and slots. */
+  /** Subscriptions held, signatures, slots and submissions. */
   get size(): number {
-    return this.signatures.size + this.slots.size;
+    return this.signatures.size + this.slots.size + this.submissions.size;
   }
 
   peers(): IterableIterator<[WebSocket, Peer]> {
@@ -69,6 +79,10 @@ export class SubscriptionTable {
     return [...this.signatures.values()];
   }
 
+  submissionSubscriptions(): SubmissionSubscription[] {
+    return [...this.submissions.values()];
+  }
+
   slotSubscriptions(): IterableIterator<[number, WebSocket]> {
     return this.slots.entries();
   }
@@ -85,6 +99,7 @@ export class SubscriptionTable {
     for (const id of peer.subscriptions) {
       this.signatures.delete(id);
       this.slots.delete(id);
+      this.submissions.delete(id);
     }
     this.countForKey(peer.keyId, -peer.subscriptions.size);
     this.open.delete(socket);
@@ -97,8 +112,7 @@ export class SubscriptionTable {
       return `at most ${perConnection} subscriptions per connection (maxSubscriptionsPerConnection): unsubscribe from some first`;
     if ((this.perKey.get(peer.keyId) ?? 0) >= perKey)
       return `at most ${perKey} subscriptions per API key (maxSubscriptionsPerKey), over all its connections: unsubscribe from some first`;
-    if (this.signatures.size + this.slots.size >= total)
-      return `the gateway holds its limit of ${total} subscriptions (maxSubscriptions): try again later`;
+    if (this.size >= total) return `the gateway holds its limit of ${total} subscriptions (maxSubscriptions): try again later`;
     return null;
   }
 
@@ -113,9 +127,18 @@ export class SubscriptionTable {
     return subscription;
   }
 
+  /** Records a submission subscription (its limits already checked), streaming from after `afterOrd`; returns its id. */
+  addSubmission(socket: WebSocket, peer: Peer, filter: SubmissionFilter, afterOrd: number): number {
+    const subscription = ++this.nextId;
+    this.submissions.set(subscription, { socket, id: subscription, keyId: peer.keyId, filter, afterOrd });
+    peer.subscriptions.add(subscription);
+    this.countForKey(peer.keyId, 1);
+    return subscription;
+  }
+
   /** Ends a subscription the client unsubscribes from; false when it holds none of that kind by that id. */
-  unsubscribe(peer: Peer, kind: 'signature' | 'slot', subscription: number): boolean {
-    const table: Map<number, unknown> = kind === 'slot' ? this.slots : this.signatures;
+  unsubscribe(peer: Peer, kind: 'signature' | 'slot' | 'submission', subscription: number): boolean {
+    const table: Map<number, unknown> = kind === 'slot' ? this.slots : kind === 'submission' ? this.submissions : this.signatures;
     if (!peer.subscriptions.has(subscription) || !table.has(subscription)) return false;
     table.delete(subscription);
     peer.subscriptions.delete(subscription);

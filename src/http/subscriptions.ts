@@ -28,6 +28,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Authenticator } from '../auth/authenticator';
+import type { EventStreams } from '../events/event-streams';
 import { toJsonRpcError } from '../errors/error-catalogue';
 import type { KeyLimits } from '../limits/key-limits';
 import type { Router } from '../pipeline/router';
@@ -36,11 +37,13 @@ import { isWebSocketUpgrade, replayWithoutUpgrade } from './foreign-upgrade';
 import { httpAgain } from './node-listener';
 import { listenForUpgrades } from './subscription-listener';
 import { SubscriptionPoller } from './subscription-poller';
-import { isSubscriptionRefusal, parseSubscriptionRequest } from './subscription-requests';
+import { isSubscriptionRefusal, parseSubscriptionRequest, type SubmissionFilter } from './subscription-requests';
+import { SubmissionStream } from './submission-stream';
 import { CLOSE, sendMessage } from './subscription-socket';
 import { SubscriptionTable } from './subscription-table';
 import { checkUpgrade, rejectUpgrade } from './subscription-upgrade';
 import { TIP_STREAM_PATH } from './tip-floor-paths';
+import type { JsonRpcId } from '../web/json-rpc-envelope';
 import type { TipStream } from './tip-stream';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -72,6 +75,8 @@ export interface SubscriptionServerOptions {
   readonly requestTimeoutMs: number;
   /** Jito's tip stream, served on its path (absent: that path is PubSub's like any other). */
   readonly tipStream?: TipStream;
+  /** Submission events, for `submissionSubscribe` (absent: it is refused as not served). */
+  readonly events?: EventStreams;
   readonly logError: (error: unknown, what: string) => void;
 }
 
@@ -82,6 +87,7 @@ export class SubscriptionServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   private readonly table: SubscriptionTable;
   private readonly poller: SubscriptionPoller;
+  private readonly stream: SubmissionStream | undefined;
   private readonly housekeeper: NodeJS.Timeout;
   /** The listener on port + 1, when it could be opened. */
   private beside: Server | undefined;
@@ -89,6 +95,7 @@ export class SubscriptionServer {
   constructor(private readonly options: SubscriptionServerOptions) {
     this.table = new SubscriptionTable(options.limits);
     this.poller = new SubscriptionPoller(this.table, options);
+    this.stream = options.events && new SubmissionStream(this.table, options.events, options.logError);
     this.housekeeper = setInterval(() => this.housekeeping(), HOUSEKEEPING_MS);
     this.housekeeper.unref();
   }
@@ -148,6 +155,7 @@ export class SubscriptionServer {
 
   async close(): Promise<void> {
     this.poller.stop();
+    this.stream?.stop();
     clearInterval(this.housekeeper);
     for (const [socket] of this.table.peers()) socket.close(CLOSE.goingAway, 'Slipway is shutting down');
     for (const socket of this.wss.clients) socket.terminate();
@@ -210,42 +218,84 @@ export class SubscriptionServer {
     const refuse = (message: string) => sendMessage(socket, { jsonrpc: '2.0', error: { code: -32602, message }, id });
     switch (request.method) {
       case 'signatureSubscribe':
-      case 'slotSubscribe': {
-        const over = this.table.overLimit(peer);
-        if (over !== null) return refuse(over);
-        const key = this.options.authenticator.authenticate(peer.presentedKey);
-        if (key === null) return; // revoked: housekeeping closes the socket within a second
-        const add = () => {
+      case 'slotSubscribe':
+        return this.admit(socket, request.id, () => {
           const subscription = this.table.add(socket, peer, request);
           this.poller.start();
           reply(subscription);
-        };
-        if (key.readsPerSecond === null) return add();
-        this.options.keyLimits.reads(key, 1).then(
-          (charged) => {
-            if (!this.table.has(socket)) return; // closed meanwhile
-            if (!charged.ok) return sendMessage(socket, { jsonrpc: '2.0', error: toJsonRpcError(charged.error), id });
-            const overNow = this.table.overLimit(peer); // others may have subscribed meanwhile
-            return overNow === null ? add() : refuse(overNow);
-          },
-          (error: unknown) => {
-            this.options.logError(error, 'counting a subscription against its key');
-            sendMessage(socket, {
-              jsonrpc: '2.0',
-              error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' },
-              id,
-            });
-          },
-        );
-        return;
-      }
+        });
+      case 'submissionSubscribe':
+        return this.admit(socket, request.id, () => this.subscribeSubmissions(socket, request.id, request.filter));
       case 'signatureUnsubscribe':
-      case 'slotUnsubscribe': {
-        const kind = request.method === 'slotUnsubscribe' ? 'slot' : 'signature';
+      case 'slotUnsubscribe':
+      case 'submissionUnsubscribe': {
+        const kind =
+          request.method === 'slotUnsubscribe' ? 'slot' : request.method === 'submissionUnsubscribe' ? 'submission' : 'signature';
         if (!this.table.unsubscribe(peer, kind, request.subscription)) return refuse('Invalid subscription id.');
         return reply(true);
       }
     }
+  }
+
+  /**
+   * Adds a subscription once it is within the limits and counted as one read against its key
+   * (refused past the key's reads per second, as HTTP reads are).
+   */
+  private admit(socket: WebSocket, id: JsonRpcId, add: () => void): void {
+    const peer = this.table.peer(socket)!;
+    const refuse = (message: string) => sendMessage(socket, { jsonrpc: '2.0', error: { code: -32602, message }, id });
+    const over = this.table.overLimit(peer);
+    if (over !== null) return refuse(over);
+    const key = this.options.authenticator.authenticate(peer.presentedKey);
+    if (key === null) return; // revoked: housekeeping closes the socket within a second
+    if (key.readsPerSecond === null) return add();
+    this.options.keyLimits.reads(key, 1).then(
+      (charged) => {
+        if (!this.table.has(socket)) return; // closed meanwhile
+        if (!charged.ok) return sendMessage(socket, { jsonrpc: '2.0', error: toJsonRpcError(charged.error), id });
+        const overNow = this.table.overLimit(peer); // others may have subscribed meanwhile
+        return overNow === null ? add() : refuse(overNow);
+      },
+      (error: unknown) => {
+        this.options.logError(error, 'counting a subscription against its key');
+        sendMessage(socket, {
+          jsonrpc: '2.0',
+          error: { code: -32603, message: 'Internal error: the subscription could not be counted against the key; try again' },
+          id,
+        });
+      },
+    );
+  }
+
+  /** Opens a stream of the key's submission events (from now, or after `lastEventId`), then answers its subscription id. */
+  private subscribeSubmissions(socket: WebSocket, id: JsonRpcId, filter: SubmissionFilter): void {
+    const peer = this.table.peer(socket)!;
+    const { events } = this.options;
+    if (events === undefined || this.stream === undefined)
+      return sendMessage(socket, {
+        jsonrpc: '2.0',
+        error: { code: -32601, message: 'Method not found: submissionSubscribe is not served here' },
+        id,
+      });
+    events.open(peer.keyId, filter.lastEventId, Date.now()).then(
+      (start) => {
+        if (!this.table.has(socket)) return;
+        if (!start.ok) return sendMessage(socket, { jsonrpc: '2.0', error: { code: -32602, message: start.message }, id });
+        const overNow = this.table.overLimit(peer);
+        if (overNow !== null) return sendMessage(socket, { jsonrpc: '2.0', error: { code: -32602, message: overNow }, id });
+        const subscription = this.table.addSubmission(socket, peer, filter, start.afterOrd);
+        this.stream!.start();
+        sendMessage(socket, { jsonrpc: '2.0', result: subscription, id });
+      },
+      (error: unknown) => {
+        this.options.logError(error, 'opening a submission stream');
+        sendMessage(socket, {
+          jsonrpc: '2.0',
+          error: { code: -32603, message: 'Internal error: the submission stream could not be opened; try again' },
+          id,
+        });
+      },
+    );
   }
 
   /** Closes sockets whose key was revoked, idle ones, ones that do not answer pings, and slow readers; pings the rest when due. */

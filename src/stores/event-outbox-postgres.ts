@@ -7,7 +7,7 @@
  * lease ran out (its gateway stopped mid-delivery).
  */
 import type { EventOutbox, NewOutboxEvent, OutboxEvent, ReceiverStatus } from './event-outbox';
-import { openPostgres, type PostgresMigrations } from './database/postgres-database';
+import { inTransaction, openPostgres, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE webhook_events (
@@ -32,8 +32,10 @@ const MIGRATIONS: PostgresMigrations = [
      paused_at BIGINT,
      last_error TEXT,
      last_delivered_at BIGINT,
-     dropped BIGINT NOT NULL DEFAULT 0
-   );`,
+     dropped BIGINT NOT NULL DEFAULT 0,
+     streaming_until BIGINT NOT NULL DEFAULT 0
+   );
+   CREATE INDEX webhook_events_by_key ON webhook_events (key_id, ord);`,
 ];
 
 interface EventRow {
@@ -84,23 +86,30 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
   return {
     async add(events: readonly NewOutboxEvent[], now) {
       if (events.length === 0) return 0;
+      // One addition at a time, to its commit: ord values then become visible in their order,
+      // so that a stream reading past the last ord it saw never skips one committed late.
       // WITH ORDINALITY keeps the order given, so ord follows it.
-      const result = await pool.query(
-        `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at)
-         SELECT id, key_id, seq, type, payload, $6, $6
-         FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS e(id, key_id, seq, type, payload, n)
-         ORDER BY n
-         ON CONFLICT (id) DO NOTHING`,
-        [
-          events.map((e) => e.id),
-          events.map((e) => e.keyId),
-          events.map((e) => e.seq),
-          events.map((e) => e.type),
-          events.map((e) => e.payload),
-          now,
-        ],
-      );
-      return result.rowCount ?? 0;
+      return inTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${schema}.webhook_events`]);
+        const result = await client.query(
+          `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at, delivered_at)
+           SELECT id, key_id, seq, type, payload, $6::bigint, $6::bigint, CASE WHEN deliver THEN NULL ELSE $6::bigint END
+           FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $7::boolean[])
+             WITH ORDINALITY AS e(id, key_id, seq, type, payload, deliver, n)
+           ORDER BY n
+           ON CONFLICT (id) DO NOTHING`,
+          [
+            events.map((e) => e.id),
+            events.map((e) => e.keyId),
+            events.map((e) => e.seq),
+            events.map((e) => e.type),
+            events.map((e) => e.payload),
+            now,
+            events.map((e) => e.deliver),
+          ],
+        );
+        return result.rowCount ?? 0;
+      });
     },
     async claim(keyIds, now, limit, owner, leaseMs) {
       if (keyIds.length === 0) return [];
@@ -162,6 +171,29 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
     async dropped(keyId, count) {
       await receiverRow(keyId);
       await pool.query('UPDATE webhook_receivers SET dropped = dropped + $2 WHERE key_id = $1', [keyId, count]);
+    },
+    async after(keyId, afterOrd, limit) {
+      const { rows } = await pool.query<EventRow>(
+        'SELECT ord, id, key_id, seq, type, payload, attempts, created_at FROM webhook_events WHERE key_id = $1 AND ord > $2 ORDER BY ord LIMIT $3',
+        [keyId, afterOrd, limit],
+      );
+      return rows.map(toEvent);
+    },
+    async lastOrd(keyId) {
+      const { rows } = await pool.query<{ ord: string | null }>('SELECT MAX(ord) AS ord FROM webhook_events WHERE key_id = $1', [keyId]);
+      return Number(rows[0]?.ord ?? 0);
+    },
+    async find(id) {
+      const { rows } = await pool.query<{ ord: string; key_id: string }>('SELECT ord, key_id FROM webhook_events WHERE id = $1', [id]);
+      return rows[0] === undefined ? null : { ord: Number(rows[0].ord), keyId: rows[0].key_id };
+    },
+    async stream(keyId, until) {
+      await receiverRow(keyId);
+      await pool.query('UPDATE webhook_receivers SET streaming_until = GREATEST(streaming_until, $2) WHERE key_id = $1', [keyId, until]);
+    },
+    async streaming(now) {
+      const { rows } = await pool.query<{ key_id: string }>('SELECT key_id FROM webhook_receivers WHERE streaming_until > $1', [now]);
+      return rows.map((row) => row.key_id);
     },
     async prune(before) {
       const result = await pool.query('DELETE FROM webhook_events WHERE delivered_at IS NOT NULL AND delivered_at < $1', [before]);

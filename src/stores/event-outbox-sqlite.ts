@@ -29,8 +29,10 @@ const MIGRATIONS: Migrations = [
      paused_at INTEGER,
      last_error TEXT,
      last_delivered_at INTEGER,
-     dropped INTEGER NOT NULL DEFAULT 0
-   );`,
+     dropped INTEGER NOT NULL DEFAULT 0,
+     streaming_until INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX events_by_key ON events(key_id, ord);`,
 ];
 
 interface EventRow {
@@ -75,12 +77,12 @@ export const toReceiverStatus = (row: ReceiverRow): ReceiverStatus => ({
 
 export function createSqliteEventOutbox(file: string): EventOutbox {
   const db = openSqlite(file, MIGRATIONS);
-  const insert = db.prepare<[string, string, number, string, string, number, number]>(
-    'INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+  const insert = db.prepare<[string, string, number, string, string, number, number, number | null]>(
+    'INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
   );
   const addAll = db.transaction((events: readonly NewOutboxEvent[], now: number) => {
     let added = 0;
-    for (const e of events) added += insert.run(e.id, e.keyId, e.seq, e.type, e.payload, now, now).changes;
+    for (const e of events) added += insert.run(e.id, e.keyId, e.seq, e.type, e.payload, now, now, e.deliver ? null : now).changes;
     return added;
   });
   const upsertReceiver = (keyId: string) => db.prepare('INSERT INTO receivers (key_id) VALUES (?) ON CONFLICT DO NOTHING').run(keyId);
@@ -148,6 +150,27 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     async dropped(keyId, count) {
       upsertReceiver(keyId);
       db.prepare('UPDATE receivers SET dropped = dropped + ? WHERE key_id = ?').run(count, keyId);
+    },
+    async after(keyId, afterOrd, limit) {
+      const rows = db
+        .prepare('SELECT * FROM events WHERE key_id = ? AND ord > ? ORDER BY ord LIMIT ?')
+        .all(keyId, afterOrd, limit) as EventRow[];
+      return rows.map(toOutboxEvent);
+    },
+    async lastOrd(keyId) {
+      const row = db.prepare('SELECT MAX(ord) AS ord FROM events WHERE key_id = ?').get(keyId) as { ord: number | null };
+      return Number(row.ord ?? 0);
+    },
+    async find(id) {
+      const row = db.prepare('SELECT ord, key_id FROM events WHERE id = ?').get(id) as { ord: number; key_id: string } | undefined;
+      return row === undefined ? null : { ord: Number(row.ord), keyId: row.key_id };
+    },
+    async stream(keyId, until) {
+      upsertReceiver(keyId);
+      db.prepare('UPDATE receivers SET streaming_until = MAX(streaming_until, ?) WHERE key_id = ?').run(until, keyId);
+    },
+    async streaming(now) {
+      return (db.prepare('SELECT key_id FROM receivers WHERE streaming_until > ?').all(now) as { key_id: string }[]).map((r) => r.key_id);
     },
     async prune(before) {
       return db.prepare('DELETE FROM events WHERE delivered_at IS NOT NULL AND delivered_at < ?').run(before).changes;

@@ -4,6 +4,9 @@
  * receiver that is down or a gateway that stops. One row an event, unique by its id (an
  * event derived twice is stored once); `ord` orders them as they were added, and delivery
  * takes, of each submission, only its earliest undelivered event (in order per submission).
+ * In SQLite and in PostgreSQL alike, events become visible in the order of `ord` (one writer;
+ * in PostgreSQL, additions take a lock until they commit), so a stream that reads past its
+ * last `ord` misses none.
  * A claim is a lease: the gateway that claims an event delivers it, and another may claim
  * it once the lease has run out (a gateway stopped mid-delivery), so that in a cluster each
  * event goes out once, and at least once.
@@ -28,6 +31,8 @@ export interface NewOutboxEvent {
   readonly seq: number;
   readonly type: string;
   readonly payload: string;
+  /** False for a key without a webhook (kept for its streams only): stored as delivered. */
+  readonly deliver: boolean;
 }
 
 /** How a key's receiver is doing: what `keys show`, the metrics and the dashboard say. */
@@ -65,6 +70,16 @@ export interface EventOutbox {
   resume(keyId: string, now: number): Promise<void>;
   /** Counts events dropped for a full queue. */
   dropped(keyId: string, count: number): Promise<void>;
+  /** A key's events after `afterOrd`, delivered or not, in order (what `submissionSubscribe` streams). */
+  after(keyId: string, afterOrd: number, limit: number): Promise<OutboxEvent[]>;
+  /** The last event's `ord` of a key (0: none), where a new stream starts. */
+  lastOrd(keyId: string): Promise<number>;
+  /** The event with this id, if it is still kept (a stream resumed after it). */
+  find(id: string): Promise<{ readonly ord: number; readonly keyId: string } | null>;
+  /** Keeps a key's events until `until` (epoch ms) for its streams, webhook or not; never shortens it. */
+  stream(keyId: string, until: number): Promise<void>;
+  /** The keys whose events are kept for streams at `now`. */
+  streaming(now: number): Promise<string[]>;
   /** Deletes delivered events older than `before` (epoch ms); returns how many. */
   prune(before: number): Promise<number>;
   close(): Promise<void>;

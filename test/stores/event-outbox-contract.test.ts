@@ -20,6 +20,7 @@ const event = (id: string, seq: number, keyId = 'key_a'): NewOutboxEvent => ({
   seq,
   type: 'transaction.forwarded',
   payload: JSON.stringify({ id }),
+  deliver: true,
 });
 
 const ids = (events: readonly { id: string }[]) => events.map((e) => e.id);
@@ -145,6 +146,35 @@ for (const [name, make] of adapters) {
       assert.deepEqual(ids(await outbox.claim(['key_a'], 4_000, 10, 'gw1', 100)), ['p1']);
       await outbox.attempted('key_a', 5_000, null);
       assert.equal((await outbox.receiver('key_a'))!.lastDeliveredAt, 5_000);
+    });
+
+    it("streams a key's events in order, delivered or not, from where a stream starts; events for streams only wait for no delivery", async () => {
+      const { outbox } = await fresh();
+      assert.equal(await outbox.lastOrd('key_a'), 0);
+      await outbox.add([event('s1', 1), { ...event('s2', 2), deliver: false }, event('o1', 3, 'key_b'), event('s3', 1)], 1_000);
+      assert.deepEqual(ids(await outbox.after('key_a', 0, 10)), ['s1', 's2', 's3']);
+      const s1 = await outbox.find('s1');
+      assert.equal(s1!.keyId, 'key_a');
+      assert.deepEqual(ids(await outbox.after('key_a', s1!.ord, 10)), ['s2', 's3']);
+      assert.deepEqual(ids(await outbox.after('key_a', s1!.ord, 1)), ['s2']);
+      assert.equal(await outbox.lastOrd('key_a'), (await outbox.find('s3'))!.ord);
+      assert.equal(await outbox.find('nope'), null);
+      // s2 is kept for streams: nobody claims it, and it is not waiting.
+      assert.deepEqual(ids(await outbox.claim(['key_a'], 1_000, 10, 'gw1', 100)), ['s1']);
+      assert.deepEqual([...(await outbox.pending())].sort(), [
+        ['key_a', 2],
+        ['key_b', 1],
+      ]);
+    });
+
+    it('keeps a key streamed until the latest time asked', async () => {
+      const { outbox } = await fresh();
+      await outbox.stream('key_a', 5_000);
+      await outbox.stream('key_a', 3_000);
+      await outbox.stream('key_b', 2_000);
+      assert.deepEqual((await outbox.streaming(1_000)).sort(), ['key_a', 'key_b']);
+      assert.deepEqual(await outbox.streaming(2_000), ['key_a']);
+      assert.deepEqual(await outbox.streaming(5_000), []);
     });
 
     it('prunes delivered events older than asked, never undelivered ones', async () => {
