@@ -1,4 +1,5 @@
 'use strict';
+/* global process, fetch, AbortSignal -- run by Node.js (CommonJS) */
 /**
  * The container's health check (the Containerfile's HEALTHCHECK, deploy/compose.yaml): exits 0
  * when GET URL answers 200 within two seconds, else 1. URL defaults to the gateway's /health
