@@ -28,7 +28,7 @@ for tool in debootstrap unshare chroot; do
     exit 1
   }
 done
-[ -f dist/test/deploy/image-run.js ] || sh scripts/ensure-ready.sh
+sh scripts/ensure-ready.sh # the compiled image-run.js, up to date
 
 bases=$(sh scripts/image-base.sh "$version")
 base=$(echo "$bases" | sed -n 1p)
