@@ -6,7 +6,8 @@
  * repository, published ports (none twice, Slipway's among those the Containerfile exposes),
  * the gateways' commands and health checks against the Containerfile's entrypoint and
  * HEALTHCHECK, Prometheus's scrape targets, rule file and token file, Grafana's data source
- * and dashboard folder, the gateways' upstreams; no secret is written in the file or the
+ * and dashboard folder, the gateways' configuration file (one Slipway accepts, its upstreams
+ * the ledger service's); no secret is written in the file or the
  * Containerfile; and promtool accepts the Prometheus configuration.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { parseConfigFile } from '../../src/config/config-file';
 import { containerfileImage } from './containerfile';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -158,7 +160,9 @@ function check(compose: Compose, containerfile: string): void {
   for (const [name, service] of gateways) {
     const config = mounts(service).find((m) => m.target === service.environment?.SLIPWAY_CONFIG);
     assert.ok(config !== undefined, `${name}'s SLIPWAY_CONFIG is a mounted file`);
-    const settings = JSON.parse(fs.readFileSync(path.resolve(DEPLOY, config.source), 'utf8')) as {
+    const settingsJson: unknown = JSON.parse(fs.readFileSync(path.resolve(DEPLOY, config.source), 'utf8'));
+    parseConfigFile(settingsJson, config.source); // throws, saying why, where Slipway would refuse it
+    const settings = settingsJson as {
       upstreams: Record<string, { urls: string[] }>;
     };
     for (const upstream of Object.values(settings.upstreams))
