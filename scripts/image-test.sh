@@ -37,7 +37,7 @@ image=localhost/slipway:image-test
 work=$(mktemp -d "${TMPDIR:-/tmp}/slipway-image-test.XXXXXX")
 container=
 cleanup() {
-  [ -n "$container" ] && podman rm -f "$container" >/dev/null 2>&1
+  [ -n "$container" ] && podman rm -f -v "$container" >/dev/null 2>&1
   # The run mounts /proc and /dev inside the exported tree in namespaces of its own, gone with
   # it; were one left here, rm -rf would reach into the machine's /dev.
   if grep -q " $work/" /proc/mounts; then
@@ -64,7 +64,7 @@ podman image inspect "$image" >"$work/inspect.json"
 container=$(podman create --no-healthcheck "$image")
 mkdir "$work/rootfs"
 podman export "$container" | tar -C "$work/rootfs" --numeric-owner -xf -
-podman rm "$container" >/dev/null
+podman rm -v "$container" >/dev/null # and its anonymous /data volume
 container=
 node dist/test/deploy/image-run.js "$work/rootfs" "$work/inspect.json"
 echo "image-test: passed"

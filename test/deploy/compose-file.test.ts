@@ -7,8 +7,9 @@
  * the gateways' commands and health checks against the Containerfile's entrypoint and
  * HEALTHCHECK, Prometheus's scrape targets, rule file and token file, Grafana's data source
  * and dashboard folder, the gateways' configuration file (one Slipway accepts, its upstreams
- * the ledger service's); no secret is written in the file or the
- * Containerfile; and promtool accepts the Prometheus configuration.
+ * the ledger service's); no secret is written in the file or the Containerfile. Compose's own
+ * schema (docker-compose config, where installed) and promtool accept it and the Prometheus
+ * configuration.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -282,6 +283,32 @@ describe('deploy/compose.yaml', () => {
         ),
       /the entrypoint is node and the CLI/,
     );
+  });
+
+  it("passes Compose's own schema and interpolation (docker-compose config), and fails without the secrets", (t) => {
+    if (spawnSync('docker-compose', ['version']).error !== undefined)
+      return t.skip('docker-compose is not installed (apt-get install docker-compose): the schema is not checked');
+    // docker-compose 1.29 (Debian's) predates the top-level `name`: a copy without it, beside the original (relative paths).
+    const copy = path.join(DEPLOY, `.compose-check-${process.pid}.yaml`);
+    // An empty env file of its own: never the operator's deploy/.env.
+    const noEnv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-compose-')), 'empty.env');
+    fs.writeFileSync(noEnv, '');
+    t.after(() => {
+      fs.rmSync(copy, { force: true });
+      fs.rmSync(path.dirname(noEnv), { recursive: true, force: true });
+    });
+    fs.writeFileSync(copy, fs.readFileSync(COMPOSE_FILE, 'utf8').replace(/^name: .*\n/m, ''));
+    const config = (secrets: Record<string, string>) =>
+      spawnSync('docker-compose', ['--project-name', 'slipway', '--env-file', noEnv, '-f', copy, 'config', '--quiet'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { PATH: process.env.PATH, ...secrets },
+      });
+    const valid = config({ POSTGRES_PASSWORD: 'p', SLIPWAY_METRICS_TOKEN: 'm', GRAFANA_ADMIN_PASSWORD: 'g' });
+    assert.equal(valid.status, 0, `docker-compose config refused it:\n${valid.stdout}${valid.stderr}`);
+    const missing = config({});
+    assert.notEqual(missing.status, 0, 'without the secrets it does not start');
+    assert.match(missing.stderr, /set it in deploy\/\.env/);
   });
 
   it('has a Prometheus configuration that promtool accepts, with the alert rules it loads', (t) => {
