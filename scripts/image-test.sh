@@ -3,8 +3,8 @@
 # on local bases (scripts/image-base.sh: Debian from debootstrap and Node.js from npm, given as
 # BASE and BUILD_BASE, since the official Node.js images cannot be pulled here), exports a
 # container of it into a directory, and runs its entrypoint from there
-# (test/deploy/image-run.ts: as the image's user under unshare and chroot, on PostgreSQL and
-# Redis on loopback, in front of bin/slipway ledger; a transfer sent, landed, read back;
+# (test/deploy/image-run.ts: as the image's user under unshare and chroot, compose's ledger
+# and a gateway on PostgreSQL and Redis on loopback; a transfer sent, landed, read back;
 # SIGTERM, status 0). Prints how long the build took and the image's size.
 #
 # Skipped (status 0, saying why) without podman or without root (chroot and namespaces need

@@ -1,34 +1,38 @@
 /**
  * The image as it runs, from its exported filesystem (scripts/image-test.sh builds the image,
  * exports a container of it into ROOTFS and writes `podman image inspect` into INSPECT; this
- * runs the rest). The image's own entrypoint and command run under `unshare` (mount and PID
- * namespaces: it is PID 1, as in a container) and `chroot`, as the image's user, with the
- * image's environment and working directory, its /data as the data directory, and nothing of
- * this machine inside but /proc and /dev. It is one of a cluster: PostgreSQL and Redis on
- * loopback (a schema and a key prefix of its own), `bin/slipway ledger` from this checkout
- * as its RPC node and block engine. A signed transfer is sent through it, lands, and is read
- * back (getSubmissionStatuses, getSignatureStatuses through the gateway); the image's health
- * check passes while it runs and fails once it stopped; SIGTERM ends it with status 0.
+ * runs the rest). The image's own entrypoint runs under `unshare` (mount and PID namespaces:
+ * it is PID 1, as in a container) and `chroot`, as the image's user, with the image's
+ * environment and working directory, its /data as the data directory, and nothing of this
+ * machine inside but /proc and /dev.
+ *
+ * Two containers of deploy/compose.yaml, with its commands, health checks and configuration
+ * file: the ledger service (`ledger --port …`) and a gateway (`serve`), each in a copy of the
+ * filesystem, on loopback (the ledger's port a free one, written where compose says
+ * `ledger:8899`), the gateway on this machine's PostgreSQL and Redis (a schema and a key
+ * prefix of its own) with a metrics token. A signed transfer is sent through the gateway,
+ * lands, and is read back (getSubmissionStatuses, getSignatureStatuses through the gateway)
+ * and counted in /metrics (scraped with the token); the health checks pass while it runs and
+ * the image's fails once it stopped; SIGTERM ends each with status 0.
  *
  * Before running, what the image holds: no compiler, make or python, no package only the
- * devDependencies need, /data
- * the user's and 0700, and the entrypoint the one the Containerfile and deploy/compose.yaml
- * name (compose-file.test.ts checks those two agree).
+ * devDependencies need, /data the user's and 0700, and the entrypoint, command and health
+ * check the Containerfile names (compose-file.test.ts checks compose agrees with them).
  *
  * Usage (as root): node dist/test/deploy/image-run.js ROOTFS INSPECT_JSON. Exits 1 saying
  * what failed.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { parse } from 'yaml';
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from '@solana/web3.js';
 import { createSlipwayClient } from '../../src/client';
 import { POSTGRES_URL, testSchema } from '../helpers/postgres';
-import { SLIPWAY } from '../helpers/process';
 import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
 import { post } from '../helpers/rpc';
 import { until } from '../helpers/until';
@@ -168,6 +172,193 @@ function pidOneOf(unsharePid: number): number {
   return Number(children[0]);
 }
 
+/** A service of deploy/compose.yaml built from the image: its command, environment and health check. */
+interface ComposeService {
+  command: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  healthcheck: { test: string[] };
+}
+
+function composeServices(): Record<string, ComposeService> {
+  return (
+    parse(fs.readFileSync(path.join(ROOT, 'deploy/compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> }
+  ).services;
+}
+
+/** One process of the image (a compose service), its output, and how it ended. */
+interface Running {
+  readonly child: ChildProcess;
+  readonly out: ReturnType<typeof linesOf>;
+  readonly err: ReturnType<typeof linesOf>;
+  readonly exited: Promise<number | null>;
+}
+
+/** Runs `command` in the image as the image runs it, until it prints that it listens. */
+async function startInImage(image: RunImage, command: string[], env: Record<string, string>, what: string): Promise<Running> {
+  const child = inImage(image.rootfs, image.user, image.config.WorkingDir || '/', [...image.config.Entrypoint, ...command], env);
+  const running = {
+    child,
+    out: linesOf(child, 'stdout'),
+    err: linesOf(child, 'stderr'),
+    exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+  };
+  try {
+    await running.out.match(/listening on (http:\/\/\S+)/, START_TIMEOUT_MS);
+  } catch (error) {
+    throw new Error(`${what} did not start: ${(error as Error).message}\n${running.err.lines.join('\n')}`, { cause: error });
+  }
+  return running;
+}
+
+/** A health check's command (`CMD`, then the command) run in the image's filesystem as its user; its exit status. */
+function healthcheckIn(image: RunImage, test: string[], env: Record<string, string>): number | null {
+  const script = 'root=$0 user=$1 && shift && mount --rbind /dev "$root/dev" && exec chroot --userspec="$user" "$root" "$@"';
+  const run = spawnSync(
+    'unshare',
+    ['--mount', '--', 'sh', '-c', script, image.rootfs, `${image.user.uid}:${image.user.gid}`, ...test.slice(1)],
+    {
+      env,
+      timeout: 10_000,
+    },
+  );
+  return run.status;
+}
+
+/** SIGTERM to the image's PID 1; its exit status, or 'still running' past STOP_TIMEOUT_MS. */
+async function stop(running: Running): Promise<number | null | string> {
+  process.kill(pidOneOf(running.child.pid!), 'SIGTERM');
+  return Promise.race([running.exited, new Promise<string>((r) => setTimeout(() => r('still running'), STOP_TIMEOUT_MS))]);
+}
+
+/** A transfer from a payer the ledger funds, sent through the gateway; its status once final, and getSignatureStatuses' through the gateway. */
+async function sendTransfer(ledgerUrl: string, url: string, apiKey: string) {
+  const ledgerRpc = async (method: string, params: unknown[]) =>
+    (await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method, params })).body.result;
+  const payer = Keypair.generate();
+  const airdrop = (await ledgerRpc('requestAirdrop', [payer.publicKey.toBase58(), LAMPORTS_PER_SOL])) as string;
+  await until(
+    async () => ((await ledgerRpc('getSignatureStatuses', [[airdrop]])).value as unknown[])[0],
+    (s) => s !== null,
+    10_000,
+  );
+  const { blockhash } = (await ledgerRpc('getLatestBlockhash', [])).value as { blockhash: string };
+  const transfer = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
+    SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+  );
+  transfer.sign(payer);
+  const client = createSlipwayClient({ url, apiKey });
+  const signature = await client.sendTransaction(transfer.serialize());
+  const status = await until(
+    async () => (await client.getStatuses([signature]))[0],
+    (s) => s !== null && s !== undefined && s.state !== 'forwarded' && s.state !== 'held',
+    LAND_TIMEOUT_MS,
+  );
+  const read = await post(url, { jsonrpc: '2.0', id: 1, method: 'getSignatureStatuses', params: [[signature]] }, { 'x-api-key': apiKey });
+  return { status, read: read.body };
+}
+
+interface RunImage {
+  readonly rootfs: string;
+  readonly user: { uid: number; gid: number };
+  readonly config: ImageConfig;
+}
+
+/**
+ * deploy/compose.yaml's ledger and gateway-1, each from a copy of the exported filesystem (a
+ * container each, as compose runs them) with compose's commands, health checks and
+ * configuration file; on loopback, so the ledger's port is a free one written where compose
+ * names `ledger:8899`, and PostgreSQL and Redis are this machine's, with a schema and prefix
+ * of the test's own.
+ */
+async function runCluster(gatewayImage: RunImage, ledgerImage: RunImage): Promise<void> {
+  const services = composeServices();
+  const ledgerService = services.ledger!;
+  const gatewayService = services['gateway-1']!;
+  const composePort = ledgerService.command[ledgerService.command.indexOf('--port') + 1]!;
+  const ledgerPort = String(await freePortPair());
+  const onLoopback = (text: string) =>
+    text.replaceAll(`ledger:${composePort}`, `127.0.0.1:${ledgerPort}`).replaceAll(`127.0.0.1:${composePort}`, `127.0.0.1:${ledgerPort}`);
+  const imageEnv = Object.fromEntries(gatewayImage.config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  const ledgerCommand = ledgerService.command.map(onLoopback).map((arg, i, all) => (all[i - 1] === '--port' ? ledgerPort : arg));
+
+  const { schema, drop } = testSchema();
+  const { prefix, clean } = testRedisPrefix();
+  const running: Running[] = [];
+  try {
+    const ledger = await startInImage(ledgerImage, ledgerCommand, imageEnv, "compose's ledger service, from the image");
+    running.push(ledger);
+    const ledgerHealth = ledgerService.healthcheck.test.map(onLoopback);
+    assert.equal(healthcheckIn(ledgerImage, ledgerHealth, imageEnv), 0, "compose's health check of the ledger passes");
+    const ledgerUrl = `http://127.0.0.1:${ledgerPort}`;
+    process.stdout.write(`image-run: compose's ledger service runs from the image (${ledgerCommand.join(' ')}), healthy\n`);
+
+    // The configuration file where compose mounts it; the secrets in the environment, as compose passes them.
+    const configMount = gatewayService
+      .volumes!.map((v) => v.split(':'))
+      .find(([, target]) => target === gatewayService.environment!.SLIPWAY_CONFIG)!;
+    const configFile = path.join(gatewayImage.rootfs, configMount[1]!);
+    fs.mkdirSync(path.dirname(configFile), { recursive: true });
+    fs.writeFileSync(configFile, onLoopback(fs.readFileSync(path.resolve(ROOT, 'deploy', configMount[0]!), 'utf8')));
+    const port = await freePortPair();
+    const metricsToken = randomBytes(16).toString('hex');
+    const env: Record<string, string> = {
+      ...imageEnv,
+      SLIPWAY_CONFIG: gatewayService.environment!.SLIPWAY_CONFIG!,
+      SLIPWAY_PORT: String(port),
+      SLIPWAY_POSTGRES_URL: POSTGRES_URL,
+      SLIPWAY_POSTGRES_SCHEMA: schema,
+      SLIPWAY_REDIS_URL: REDIS_URL,
+      SLIPWAY_REDIS_KEY_PREFIX: prefix,
+      SLIPWAY_METRICS_TOKEN: metricsToken,
+    };
+    assert.deepEqual(gatewayService.command, gatewayImage.config.Cmd, "compose's gateway command is the image's");
+    const started = Date.now();
+    const gateway = await startInImage(gatewayImage, gatewayService.command, env, "the image's gateway");
+    running.push(gateway);
+    const url = `http://127.0.0.1:${port}`;
+    const apiKey = gateway.out.lines.map((l) => l.trim()).find((l) => l.startsWith('slw_'));
+    assert.ok(apiKey !== undefined, `the first start printed the cluster's first API key:\n${gateway.out.lines.join('\n')}`);
+    process.stdout.write(`image-run: the image's gateway answers on ${url} (started in ${Date.now() - started} ms)\n`);
+    assert.equal(
+      healthcheckIn(gatewayImage, gatewayImage.config.Healthcheck!.Test, env),
+      0,
+      "the image's health check passes while it runs",
+    );
+    assert.equal(healthcheckIn(gatewayImage, gatewayService.healthcheck.test, env), 0, "compose's health check of the gateway passes");
+
+    const { status, read } = await sendTransfer(ledgerUrl, url, apiKey);
+    assert.equal(status?.state, 'landed', `the transfer landed: ${JSON.stringify(status)}`);
+    assert.equal(read?.result?.value?.[0]?.slot, status.slot, `getSignatureStatuses through the gateway: ${JSON.stringify(read)}`);
+    const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    assert.equal(metrics.status, 200, 'Prometheus scrapes /metrics with the token');
+    assert.match(await metrics.text(), /slipway_submissions_total\{[^}]*outcome="accepted"[^}]*\} 1/);
+    process.stdout.write(
+      `image-run: a transfer sent through it landed in slot ${status.slot}, reads back the same, and /metrics counts it\n`,
+    );
+
+    const code = await stop(gateway);
+    assert.equal(code, 0, `SIGTERM ends the gateway with status 0 (got ${code}):\n${gateway.err.lines.slice(-20).join('\n')}`);
+    assert.ok(
+      gateway.err.lines.some((l) => l.includes('SIGTERM received')),
+      'the gateway said it was shutting down on SIGTERM',
+    );
+    assert.notEqual(
+      healthcheckIn(gatewayImage, gatewayImage.config.Healthcheck!.Test, env),
+      0,
+      "the image's health check fails once the gateway stopped",
+    );
+    assert.equal(await stop(ledger), 0, 'SIGTERM ends the ledger with status 0');
+    process.stdout.write(
+      'image-run: SIGTERM drained the gateway and the ledger, each exited 0; the health check now fails, as it should\n',
+    );
+  } finally {
+    for (const { child } of running) if (child.exitCode === null) child.kill('SIGKILL');
+    await drop();
+    await clean();
+  }
+}
+
 async function main(rootfs: string, inspectFile: string): Promise<void> {
   const inspected = JSON.parse(fs.readFileSync(inspectFile, 'utf8')) as { Config: ImageConfig; Healthcheck?: ImageConfig['Healthcheck'] }[];
   // podman shows the health check beside the configuration, docker inside it.
@@ -176,110 +367,14 @@ async function main(rootfs: string, inspectFile: string): Promise<void> {
   process.stdout.write(
     `image-run: the image holds what it should (user ${user.uid}:${user.gid}, /data 0700, no toolchain, no devDependency)\n`,
   );
-
-  const { schema, drop } = testSchema();
-  const { prefix, clean } = testRedisPrefix();
-  const ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-image-ledger-'));
-  const ledger = spawn(SLIPWAY, ['ledger', '--port', '0', '--data-dir', ledgerDir, '--slot-ms', '100', '--log-level', 'warn'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let gateway: ChildProcess | undefined;
+  // The ledger's container: a copy of the gateway's filesystem as it was exported (its own /data).
+  const ledgerRootfs = `${rootfs}-ledger`;
+  const copied = spawnSync('cp', ['-a', rootfs, ledgerRootfs]);
+  assert.equal(copied.status, 0, `cp -a ${rootfs} ${ledgerRootfs}: ${String(copied.stderr)}`);
   try {
-    const ledgerUrl = (await linesOf(ledger, 'stdout').match(/listening on (http:\/\/\S+)/, START_TIMEOUT_MS))[1]!;
-    // The configuration file, where a deployment mounts it; the secrets in the environment.
-    fs.mkdirSync(path.join(rootfs, 'etc/slipway'), { recursive: true });
-    fs.writeFileSync(
-      path.join(rootfs, 'etc/slipway/slipway.config.json'),
-      JSON.stringify({ upstreams: { rpc: { type: 'rpc', urls: [ledgerUrl] }, engine: { type: 'jito', urls: [`${ledgerUrl}/api/v1`] } } }),
-    );
-    const port = await freePortPair();
-    const env: Record<string, string> = {
-      ...Object.fromEntries(config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
-      SLIPWAY_CONFIG: '/etc/slipway/slipway.config.json',
-      SLIPWAY_PORT: String(port),
-      SLIPWAY_POSTGRES_URL: POSTGRES_URL,
-      SLIPWAY_POSTGRES_SCHEMA: schema,
-      SLIPWAY_REDIS_URL: REDIS_URL,
-      SLIPWAY_REDIS_KEY_PREFIX: prefix,
-    };
-    const started = Date.now();
-    gateway = inImage(rootfs, user, config.WorkingDir || '/', [...config.Entrypoint, ...config.Cmd], env);
-    const out = linesOf(gateway, 'stdout');
-    const err = linesOf(gateway, 'stderr');
-    const exited = new Promise<number | null>((resolve) => gateway!.once('exit', (code) => resolve(code)));
-    try {
-      await out.match(/listening on (http:\/\/\S+)/, START_TIMEOUT_MS);
-    } catch (error) {
-      throw new Error(`the image's gateway did not start: ${(error as Error).message}\n${err.lines.join('\n')}`, { cause: error });
-    }
-    const url = `http://127.0.0.1:${port}`;
-    const apiKey = out.lines.map((l) => l.trim()).find((l) => l.startsWith('slw_'));
-    assert.ok(apiKey !== undefined, `the first start printed the cluster's first API key:\n${out.lines.join('\n')}`);
-    process.stdout.write(`image-run: the image's gateway answers on ${url} (started in ${Date.now() - started} ms)\n`);
-
-    const healthcheck = () =>
-      spawnSync(
-        'unshare',
-        [
-          '--mount',
-          '--',
-          'sh',
-          '-c',
-          'root=$0 user=$1 && shift && mount --rbind /dev "$root/dev" && exec chroot --userspec="$user" "$root" "$@"',
-          rootfs,
-          `${user.uid}:${user.gid}`,
-          ...config.Healthcheck!.Test.slice(1),
-        ],
-        { env, timeout: 10_000 },
-      );
-    const healthy = healthcheck();
-    assert.equal(healthy.status, 0, `the image's health check passes while it runs: ${String(healthy.stderr)}`);
-
-    const ledgerRpc = async (method: string, params: unknown[]) =>
-      (await post(ledgerUrl, { jsonrpc: '2.0', id: 1, method, params })).body.result;
-    const payer = Keypair.generate();
-    const airdrop = (await ledgerRpc('requestAirdrop', [payer.publicKey.toBase58(), LAMPORTS_PER_SOL])) as string;
-    await until(
-      async () => ((await ledgerRpc('getSignatureStatuses', [[airdrop]])).value as unknown[])[0],
-      (s) => s !== null,
-      10_000,
-    );
-    const { blockhash } = (await ledgerRpc('getLatestBlockhash', [])).value as { blockhash: string };
-    const transfer = new Transaction({ feePayer: payer.publicKey, recentBlockhash: blockhash }).add(
-      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
-    );
-    transfer.sign(payer);
-    const client = createSlipwayClient({ url, apiKey });
-    const signature = await client.sendTransaction(transfer.serialize());
-    const landed = await until(
-      async () => (await client.getStatuses([signature]))[0],
-      (s) => s !== null && s !== undefined && s.state !== 'forwarded' && s.state !== 'held',
-      LAND_TIMEOUT_MS,
-    );
-    assert.equal(landed?.state, 'landed', `the transfer landed: ${JSON.stringify(landed)}`);
-    const read = await post(url, { jsonrpc: '2.0', id: 1, method: 'getSignatureStatuses', params: [[signature]] }, { 'x-api-key': apiKey });
-    assert.equal(
-      read.body?.result?.value?.[0]?.slot,
-      landed.slot,
-      `getSignatureStatuses through the gateway: ${JSON.stringify(read.body)}`,
-    );
-    process.stdout.write(`image-run: a transfer sent through it landed in slot ${landed.slot} and reads back the same\n`);
-
-    process.kill(pidOneOf(gateway.pid!), 'SIGTERM');
-    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), STOP_TIMEOUT_MS))]);
-    assert.equal(code, 0, `SIGTERM ends the gateway with status 0 (got ${code}):\n${err.lines.slice(-20).join('\n')}`);
-    assert.ok(
-      err.lines.some((l) => l.includes('SIGTERM received')),
-      'the gateway said it was shutting down on SIGTERM',
-    );
-    assert.notEqual(healthcheck().status, 0, "the image's health check fails once the gateway stopped");
-    process.stdout.write('image-run: SIGTERM drained it and it exited 0; the health check now fails, as it should\n');
+    await runCluster({ rootfs, user, config }, { rootfs: ledgerRootfs, user, config });
   } finally {
-    if (gateway !== undefined && gateway.exitCode === null) gateway.kill('SIGKILL');
-    ledger.kill('SIGKILL');
-    fs.rmSync(ledgerDir, { recursive: true, force: true });
-    await drop();
-    await clean();
+    if (!fs.readFileSync('/proc/mounts', 'utf8').includes(` ${ledgerRootfs}/`)) fs.rmSync(ledgerRootfs, { recursive: true, force: true });
   }
 }
 
