@@ -68,6 +68,7 @@ podman rm -v "$container" >/dev/null # and its anonymous /data volume
 container=
 node dist/test/deploy/image-run.js "$work/rootfs" "$work/inspect.json"
 # Each build leaves its untagged layers in podman's storage as the next build's cache; those
-# unused for three days are removed, so that the storage does not grow with every commit.
+# made over three days ago are removed (rebuilt when next needed), so that the storage does
+# not grow with every commit.
 podman image prune -f --filter until=72h >/dev/null
 echo "image-test: passed"
