@@ -25,7 +25,8 @@ export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
   if (url.username !== '' || url.password !== '')
     throw new Error('the webhook URL must not carry a user name or password (events are signed with the webhook secret instead)');
   if (url.hash !== '') throw new Error('the webhook URL must not have a #fragment');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // Brackets of an IPv6 literal, and the root's trailing dot (`localhost.` is localhost) off.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (host === '') throw new Error('the webhook URL has no host');
   if (!allowPrivate) {
     if (net.isIP(host) !== 0) {
