@@ -74,7 +74,14 @@ const closePayload = (code: number, reason: Buffer) => {
   return Buffer.concat([b, reason]);
 };
 
-const METHODS = ['signatureSubscribe', 'signatureUnsubscribe', 'slotSubscribe', 'slotUnsubscribe'];
+const METHODS = [
+  'signatureSubscribe',
+  'signatureUnsubscribe',
+  'slotSubscribe',
+  'slotUnsubscribe',
+  'submissionSubscribe',
+  'submissionUnsubscribe',
+];
 const OTHER_METHODS = [
   'accountSubscribe',
   'logsSubscribe',
@@ -149,16 +156,39 @@ export function hostileFrames(knownSignatures: readonly string[]): fc.Arbitrary<
     fc.constantFrom(0, -1, 1.5, 2 ** 53, 1e300, '1', null, true, [1], { id: 1 }),
     anything,
   );
-  const params = (method: unknown) =>
-    method === 'signatureSubscribe'
-      ? fc.oneof(
-          { weight: 4, arbitrary: fc.tuple(signature, config).map(([s, c]) => (c === undefined ? [s] : [s, c])) },
-          fc.array(anything, { maxLength: 3 }),
+  const eventId = fc.oneof(
+    fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => `evt_${Buffer.from(b).toString('hex')}`),
+    fc.constantFrom('evt_', 'evt_' + 'g'.repeat(32), 'EVT_' + '0'.repeat(32), '__proto__'),
+    anything,
+  );
+  const filter = fc.oneof(
+    fc.record(
+      {
+        signature,
+        bundleId: fc.oneof(
+          fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex')),
           anything,
-        )
-      : method === 'signatureUnsubscribe' || method === 'slotUnsubscribe'
-        ? fc.oneof({ weight: 3, arbitrary: subscriptionId.map((id) => [id]) }, fc.array(anything, { maxLength: 3 }), anything)
-        : fc.oneof(fc.constant(undefined), fc.constant([]), fc.array(anything, { maxLength: 3 }), anything);
+        ),
+        lastEventId: eventId,
+        extra: anything,
+      },
+      { requiredKeys: [] },
+    ),
+    fc.constantFrom({}, null, [], 'all', JSON.parse('{"__proto__":{"signature":"1"}}'), { constructor: 1 }),
+    anything,
+  );
+  const params = (method: unknown) =>
+    method === 'submissionSubscribe'
+      ? fc.oneof({ weight: 4, arbitrary: filter.map((f) => [f]) }, fc.array(anything, { maxLength: 3 }), fc.constant([]), anything)
+      : method === 'signatureSubscribe'
+        ? fc.oneof(
+            { weight: 4, arbitrary: fc.tuple(signature, config).map(([s, c]) => (c === undefined ? [s] : [s, c])) },
+            fc.array(anything, { maxLength: 3 }),
+            anything,
+          )
+        : method === 'signatureUnsubscribe' || method === 'slotUnsubscribe' || method === 'submissionUnsubscribe'
+          ? fc.oneof({ weight: 3, arbitrary: subscriptionId.map((id) => [id]) }, fc.array(anything, { maxLength: 3 }), anything)
+          : fc.oneof(fc.constant(undefined), fc.constant([]), fc.array(anything, { maxLength: 3 }), anything);
   const id = fc.oneof(
     fc.nat(),
     fc.integer(),
