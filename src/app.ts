@@ -117,7 +117,13 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   });
   const verifier = verifierFor(config, load);
   const validator = createTransactionValidator(submissions.recent, verifier);
-  const dashboard = new DashboardFeed({ journal, keys: () => keys.store.list(), reports: submissions.landingReports, logError });
+  const dashboard = new DashboardFeed({
+    journal,
+    keys: () => keys.store.list(),
+    webhooks: () => events.webhookStates(),
+    reports: submissions.landingReports,
+    logError,
+  });
   const idempotencyKeys = await openStore(config, IDEMPOTENCY_STORE);
   const listeners = createListeners(config, {
     authenticator: keys.authenticator,

@@ -5,6 +5,7 @@
  * come with the next second's update). Pages follow it over server-sent events
  * (dashboard-routes.ts).
  */
+import type { WebhookState } from '../events/webhook-delivery';
 import type { Metric } from 'prom-client';
 import {
   keyTransactionsTotal,
@@ -46,6 +47,8 @@ export interface Tables {
     bundlesPerSecond: number | null;
     lastSecond: number;
     total: number;
+    /** Its webhook's state in words ("off", "12 waiting", "PAUSED: …", "failing: …"). */
+    webhook: string;
   }[];
   readonly upstreams: readonly { name: string; ok: number; errors: number; p50Ms: number | null; openEndpoints: string[] }[];
   /** Each key's landing report of the last hour (keys with submissions or refusals in it), then all keys' (keyId null). */
@@ -84,9 +87,21 @@ export interface LatestSubmission {
   }[];
 }
 
+/** A key's webhook in words, for the keys table. */
+export function describeWebhook(url: string | null, state: WebhookState | undefined): string {
+  if (url === null) return 'off';
+  const waiting = `${state?.pending ?? 0} waiting`;
+  if (state?.pausedAt != null) return `PAUSED (${waiting}): ${state.lastError ?? 'failing'}; set the webhook again to resume`;
+  if (state?.failingSince != null)
+    return `failing since ${new Date(state.failingSince).toISOString()} (${waiting}): ${state.lastError ?? ''}`;
+  return `on, ${waiting}`;
+}
+
 export interface DashboardFeedOptions {
   readonly journal: Journal;
   readonly keys: () => Promise<ApiKeyRecord[]>;
+  /** How each key's webhook receiver fares (absent: not shown). */
+  readonly webhooks?: () => Promise<ReadonlyMap<string, WebhookState>>;
   /** The landing reports (reports/landing-reports.ts); absent: no report table. */
   readonly reports?: Pick<LandingReports, 'ofEveryKey'>;
   readonly logError: (error: unknown, what: string) => void;
@@ -125,7 +140,7 @@ export class DashboardFeed {
     try {
       // The charts' figures always (they are in memory); the tables' stores only while a page watches.
       const watched = this.listeners.size > 0;
-      const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys, reports] = await Promise.all([
+      const [requests, landing, keyCounts, sends, sendSeconds, circuits, entries, keys, reports, webhooks] = await Promise.all([
         submissionsTotal.get(),
         landingSeconds.get(),
         keyTransactionsTotal.get(),
@@ -135,6 +150,7 @@ export class DashboardFeed {
         watched ? this.options.journal.list({ limit: LATEST }) : [],
         watched ? this.options.keys() : [],
         watched ? this.reportRows() : [],
+        watched && this.options.webhooks !== undefined ? this.options.webhooks() : new Map<string, WebhookState>(),
       ]);
       const now = { requests: copy(requests.values), landing: copy(landing.values), keys: copy(keyCounts.values) };
       const previous = this.previous ?? now;
@@ -159,6 +175,7 @@ export class DashboardFeed {
             bundlesPerSecond: k.bundlesPerSecond,
             lastSecond: delta(keyCounts.values, previous.keys, (l) => l.key_id === k.id),
             total: sum(keyCounts.values, (l) => l.key_id === k.id),
+            webhook: describeWebhook(k.webhookUrl, webhooks.get(k.id)),
           })),
         upstreams: [...new Set(sends.values.map((v) => String(v.labels.upstream)))].map((name) => ({
           name,

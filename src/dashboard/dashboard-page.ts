@@ -39,7 +39,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <h2>Latest submissions</h2>
 <table><thead><tr><th>Received</th><th>Kind</th><th>Key</th><th>Route</th><th>Transactions</th></tr></thead><tbody id="latest"></tbody></table>
 <h2>Keys: usage against limits</h2>
-<table><thead><tr><th>Key</th><th>Name</th><th>Last second</th><th>Limit (tx/s)</th><th>Bundles/s limit</th><th>Accepted since start</th></tr></thead><tbody id="keys"></tbody></table>
+<table><thead><tr><th>Key</th><th>Name</th><th>Last second</th><th>Limit (tx/s)</th><th>Bundles/s limit</th><th>Accepted since start</th><th>Webhook</th></tr></thead><tbody id="keys"></tbody></table>
 <h2>Landing report per key, last hour</h2>
 <table><thead><tr><th>Key</th><th>Landed</th><th>Submitted</th><th>Landed</th><th>Failed on chain</th><th>Expired</th><th>Rejected</th><th>Pending</th><th>Refused</th><th>To land p50 / p99</th><th>Slots p50 / p99</th></tr></thead><tbody id="reports"></tbody></table>
 <h2>Landing advice: calibration, last hour</h2>
@@ -174,7 +174,7 @@ function render(tables) {
       (t.reason || t.reasonCode ? '<div class="why">' + (t.reasonCode ? '<code class="reason-code">' + esc(t.reasonCode) + '</code> ' : '') + esc(t.reason ?? '') + '</div>' : '') + (t.lastHold ? '<div class="why">anti-MEV: ' + esc(t.lastHold) + '</div>' : '') + '</div>').join('') + '</td></tr>').join('');
 
   document.getElementById('keys').innerHTML = tables.keys.map((k) =>
-    '<tr data-key="' + esc(k.id) + '"><td><code>' + esc(k.id) + '</code></td><td>' + esc(k.name) + '</td><td>' + k.lastSecond + ' tx/s</td><td>' + (k.tps ?? 'none') + '</td><td>' + (k.bundlesPerSecond ?? 'none') + '</td><td>' + k.total + '</td></tr>').join('');
+    '<tr data-key="' + esc(k.id) + '"><td><code>' + esc(k.id) + '</code></td><td>' + esc(k.name) + '</td><td>' + k.lastSecond + ' tx/s</td><td>' + (k.tps ?? 'none') + '</td><td>' + (k.bundlesPerSecond ?? 'none') + '</td><td>' + k.total + '</td><td class="webhook">' + esc(k.webhook) + '</td></tr>').join('');
   // Counts are of transactions; landed % is of those that reached a final state (docs/API.md, getLandingReport).
   const pair = (p, unit) => (p.p50 === null ? '—' : p.p50 + ' / ' + p.p99 + unit);
   document.getElementById('reports').innerHTML = tables.reports.map((r) => {

@@ -12,7 +12,7 @@ import type { Journal } from '../stores/journal';
 import { eventingJournal } from './eventing-journal';
 import { EventsSink } from './events-sink';
 import { EventStreams } from './event-streams';
-import { WebhookDelivery } from './webhook-delivery';
+import { WebhookDelivery, type WebhookState } from './webhook-delivery';
 import { createWebhookSender } from './webhook-sender';
 
 /** Delivered events are kept this long (a receiver's late duplicate check, a stream's replay), then deleted. */
@@ -22,6 +22,8 @@ export interface GatewayEvents {
   readonly sink: EventsSink;
   /** What `submissionSubscribe` reads. */
   readonly streams: EventStreams;
+  /** How each key's receiver fares, for the dashboard. */
+  webhookStates(): Promise<Map<string, WebhookState>>;
   /** The journal with its writes turned into events. */
   wrap(journal: Journal): Journal;
   start(): void;
@@ -63,6 +65,20 @@ export async function openEvents(
     sink,
     streams,
     wrap: (journal) => eventingJournal(journal, sink),
+    async webhookStates() {
+      const pending = await outbox.pending();
+      const states = new Map<string, WebhookState>();
+      for (const keyId of webhooks().keys()) {
+        const receiver = await outbox.receiver(keyId);
+        states.set(keyId, {
+          pending: pending.get(keyId) ?? 0,
+          pausedAt: receiver?.pausedAt ?? null,
+          failingSince: receiver?.failingSince ?? null,
+          lastError: receiver?.lastError ?? null,
+        });
+      }
+      return states;
+    },
     start: () => delivery.start(),
     async stop() {
       await sink.flush();

@@ -21,6 +21,14 @@ const COUNT_EVERY_MS = 1_000;
 const MAX_IN_FLIGHT = 64;
 const MAX_BACKOFF_MS = 5 * 60_000;
 
+/** How a key's receiver fares, as the dashboard shows it. */
+export interface WebhookState {
+  readonly pending: number;
+  readonly pausedAt: number | null;
+  readonly failingSince: number | null;
+  readonly lastError: string | null;
+}
+
 export interface WebhookDeliveryOptions {
   readonly outbox: EventOutbox;
   readonly sender: WebhookSender;

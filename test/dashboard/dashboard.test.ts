@@ -246,9 +246,10 @@ describe('/dashboard in Chromium', () => {
 
     const keyRow = page.locator(`tr[data-key="${gw.app.initialKey!.id}"]`);
     assert.match((await keyRow.textContent()) ?? '', /initial/);
+    assert.equal(await keyRow.locator('td.webhook').textContent(), 'off');
     // Run in the page (a string: this file is not compiled against the DOM).
     await page.waitForFunction(
-      `Number(document.querySelector('tr[data-key="${gw.app.initialKey!.id}"] td:last-child')?.textContent) >= 4`,
+      `Number(document.querySelector('tr[data-key="${gw.app.initialKey!.id}"] td:nth-child(6)')?.textContent) >= 4`,
       undefined,
       { timeout: 5_000 },
     );
