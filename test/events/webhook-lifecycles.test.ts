@@ -139,6 +139,42 @@ describe('webhook events on the embedded ledger: refused on arrival, and bundles
   });
 });
 
+describe('webhook events of a rejection', () => {
+  let gw: TestGateway;
+  let receiver: WebhookReceiver;
+  let key: string;
+  before(async () => {
+    gw = await startTestGateway({ webhookAllowPrivate: 'true' });
+    receiver = await startWebhookReceiver();
+    key = (await hookedKey(gw.dataDir, receiver, ['--bundle'])).key;
+    await waitForKey(gw.url, key);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  });
+  after(async () => {
+    await gw?.close();
+    await receiver?.close();
+  });
+
+  it('a bundle the engine rejects whole when executed: bundle.rejected alone, with engine_rejected', async () => {
+    const connection = connect(gw.url, key);
+    const payer = await fundedKeypair(connection);
+    // A member that already landed passes the simulation and fails when executed.
+    const landed = await transferTx(connection, payer, Keypair.generate().publicKey, 1_000_000);
+    assert.equal(typeof (await sendTransaction(gw.url, key, landed)).body.result, 'string');
+    const fresh = await transferTx(connection, payer, Keypair.generate().publicKey, 2_000_000);
+    const answer = await rpc(gw.url, key, 'sendBundle', [[fresh, landed], { encoding: 'base64' }]);
+    assert.equal(answer.body.error.code, -32090, JSON.stringify(answer.body));
+    const bundleId = answer.body.error.data.bundleId as string;
+    await receiver.until((r) => r.some((e) => e.data.bundleId === bundleId));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const events = receiver.received.filter((e) => e.data.bundleId === bundleId);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.data.reasonCode]),
+      [['bundle.rejected', 'engine_rejected']],
+    );
+  });
+});
+
 describe('webhook events survive kill -9', () => {
   let receiver: WebhookReceiver;
   const dataDir = makeDataDir();
