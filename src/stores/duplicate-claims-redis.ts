@@ -1,4 +1,9 @@
-/** Duplicate claims in Redis (duplicate-claims.ts): `SET NX` with an expiry, one round trip per request. */
+/**
+ * Duplicate claims in Redis (duplicate-claims.ts): `SET NX` with an expiry. Each command is
+ * issued on its own: the connection auto-pipelines (redis-connection.ts), so one turn's
+ * claims, of every request, go to Redis together; an explicit pipeline per request would
+ * be a write of its own.
+ */
 import type { Redis } from 'ioredis';
 import type { ClaimOutcome, DuplicateClaims } from './duplicate-claims';
 
@@ -29,22 +34,11 @@ export function createRedisDuplicateClaims(redis: Redis, prefix: string, ttlMs: 
 
   return {
     async claim(ids) {
-      const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.set(key(id), 'pending', 'PX', PENDING_MS, 'NX');
-      const results = (await pipeline.exec()) ?? [];
-      return Promise.all(
-        ids.map(async (id, i) => {
-          const [error, reply] = results[i] ?? [new Error('no reply'), null];
-          if (error !== null) throw error;
-          return reply === 'OK' ? 'claimed' : settle(id);
-        }),
-      );
+      const replies = await Promise.all(ids.map((id) => redis.set(key(id), 'pending', 'PX', PENDING_MS, 'NX')));
+      return Promise.all(ids.map((id, i) => (replies[i] === 'OK' ? ('claimed' as const) : settle(id))));
     },
     async confirm(ids) {
-      if (ids.length === 0) return;
-      const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.set(key(id), 'done', 'PX', ttlMs);
-      await pipeline.exec();
+      await Promise.all(ids.map((id) => redis.set(key(id), 'done', 'PX', ttlMs)));
     },
     async release(ids) {
       if (ids.length > 0) await redis.del(...ids.map(key));

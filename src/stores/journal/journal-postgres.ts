@@ -19,7 +19,7 @@ import { openPostgres } from '../database/postgres-database';
 import { MIGRATIONS } from './journal-postgres-schema';
 import { createPostgresWrites } from './journal-postgres-writes';
 import { createPostgresReads } from './journal-postgres-reads';
-import { createPostgresLeases } from './journal-postgres-leases';
+import { createPostgresLeases, registerGateway } from './journal-postgres-leases';
 
 export { LEASE_MS } from './journal-postgres-schema';
 
@@ -29,6 +29,12 @@ export async function createPostgresJournal(
   owner = `gw_${crypto.randomBytes(6).toString('hex')}`,
 ): Promise<Journal> {
   const pool = await openPostgres(url, schema, { component: 'journal', migrations: MIGRATIONS, connections: 8 });
+  try {
+    await registerGateway(pool, schema, owner);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
   const writes = createPostgresWrites(pool, owner);
   const reads = createPostgresReads(pool);
 

@@ -1,0 +1,53 @@
+/**
+ * Duplicate claims in Redis: the claims and confirms of many requests made in one turn go
+ * to Redis in one write (the connection auto-pipelines), and each still gets its own answer.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { closeRedis, connectRedis } from '../../src/stores/database/redis-connection';
+import { createRedisDuplicateClaims } from '../../src/stores/duplicate-claims-redis';
+import { REDIS_URL, testRedisPrefix } from '../helpers/redis';
+
+/** Counts the writes to Redis's socket. */
+function countWrites(redis: Redis): { readonly count: number } {
+  const stream = (redis as unknown as { stream: { write: (...args: unknown[]) => boolean } }).stream;
+  const write = stream.write.bind(stream);
+  const counter = { count: 0 };
+  stream.write = (...args: unknown[]) => {
+    counter.count++;
+    return write(...args);
+  };
+  return counter;
+}
+
+describe('duplicate claims in Redis', () => {
+  const { prefix, clean } = testRedisPrefix();
+  after(clean);
+
+  it("one turn's claims of many requests are one write to Redis, each answered for itself", async () => {
+    const redis = await connectRedis(REDIS_URL);
+    try {
+      const claims = createRedisDuplicateClaims(redis, prefix, 60_000);
+      await claims.claim(['taken']);
+      await claims.confirm(['taken']);
+      const writes = countWrites(redis);
+      const ids = Array.from({ length: 10 }, (_, i) => `fresh-${i}`);
+      const outcomes = await Promise.all(ids.map((id) => claims.claim([id])));
+      assert.equal(writes.count, 1, 'ten requests, one write');
+      assert.deepEqual(
+        outcomes,
+        ids.map(() => ['claimed']),
+      );
+      await Promise.all(ids.map((id) => claims.confirm([id])));
+      assert.equal(writes.count, 2, 'their confirms, one more');
+      assert.deepEqual(await Promise.all([claims.claim(['taken']), claims.claim(['fresh-0']), claims.claim(['new'])]), [
+        ['duplicate'],
+        ['duplicate'],
+        ['claimed'],
+      ]);
+    } finally {
+      await closeRedis(redis);
+    }
+  });
+});
