@@ -1,6 +1,7 @@
 /**
  * Duplicate claims in Redis: the claims and confirms of many requests made in one turn go
- * to Redis in one write (the connection auto-pipelines), and each still gets its own answer.
+ * to Redis in one write (the connection auto-pipelines), a confirm goes with the next
+ * claim, and each still gets its own answer.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -41,6 +42,13 @@ describe('duplicate claims in Redis', () => {
       );
       await Promise.all(ids.map((id) => claims.confirm([id])));
       assert.equal(writes.count, 2, 'their confirms, one more');
+      // A confirm waits for the next claim and goes in its write.
+      const confirmed = claims.confirm(['fresh-9']);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(writes.count, 2, 'not yet sent');
+      assert.deepEqual(await claims.claim(['another']), ['claimed']);
+      await confirmed;
+      assert.equal(writes.count, 3, 'the confirm went with the claim');
       assert.deepEqual(await Promise.all([claims.claim(['taken']), claims.claim(['fresh-0']), claims.claim(['new'])]), [
         ['duplicate'],
         ['duplicate'],
