@@ -77,6 +77,8 @@ interface Round {
   /** Each gateway process's own. */
   readonly gatewayUs: number[];
   readonly postgresUs: number;
+  /** Of postgresUs: the gateway's backends; the rest is the server's shared processes (WAL writer, checkpointer, autovacuum). */
+  readonly postgresBackendsUs: number;
   readonly redisUs: number;
   readonly totalUs: number;
   /** Other clients' PostgreSQL backends and Redis's commands over the round: is someone else using the services? */
@@ -195,6 +197,7 @@ async function launch(configuration: Configuration, work: string): Promise<Runni
         p99Ms: Math.max(...results.map((r) => r.latencyMs.p99)),
         gatewayUs,
         postgresUs,
+        postgresBackendsUs: (stores?.postgresBackendsUs ?? 0) / requests,
         redisUs,
         totalUs: gatewayTotal + postgresUs + redisUs,
         otherPostgresClientsUs: stores?.otherPostgresClientsUs ?? 0,
@@ -287,6 +290,7 @@ async function main(): Promise<void> {
         `against the embedded ${baseline.totalUs.toFixed(1)} µs a request`,
       `cluster requests/s vs embedded: ${rpsRatio} (pairs ${rpsPairs.map((r) => r.toFixed(2)).join(', ')}; target ≥ ${RPS_TARGET}: ${rpsRatio >= RPS_TARGET ? 'met' : 'MISSED'}), ` +
         `against the embedded ${Math.round(baseline.rps).toLocaleString('en-US')} requests/s`,
+      `PostgreSQL's share in the gateway's backends: ${cluster.map((r) => `${r.postgresBackendsUs.toFixed(0)} of ${r.postgresUs.toFixed(0)} µs`).join(', ')}`,
       `other clients' PostgreSQL backends used ${cluster.map((r) => (r.otherPostgresClientsUs / 1000).toFixed(0)).join(', ')} ms of CPU in the cluster rounds; ` +
         `Redis ran ${cluster.map((r) => r.redisCommandsPerRequest.toFixed(2)).join(', ')} commands a request`,
     ];

@@ -16,6 +16,8 @@ import { cpuMicros } from './proc-cpu';
 export interface StoreCpu {
   /** µs of CPU since `start()`: the gateways' backends and PostgreSQL's shared processes; other clients' backends; Redis. */
   readonly postgresUs: number;
+  /** Of postgresUs: the gateways' own backends (the rest is the server's shared processes). */
+  readonly postgresBackendsUs: number;
   readonly otherPostgresClientsUs: number;
   readonly redisUs: number;
   /** Commands Redis ran in the window (all clients'). */
@@ -105,14 +107,16 @@ export async function storeCpuMeter(postgresUrl: string, redisUrl: string, appli
       const redisUs = cpuMicros(redisPid) - redisBefore;
       const redisCommands = (await commands()) - commandsBefore;
       let postgresUs = 0;
+      let postgresBackendsUs = 0;
       let otherPostgresClientsUs = 0;
       for (const p of await processes()) {
         if (p.pid === own) continue; // this meter's own backend
         const used = (cpuOf(p.pid) ?? 0) - (before.get(p.pid) ?? 0);
         if (p.ours) postgresUs += used;
         else otherPostgresClientsUs += used;
+        if (p.ours && p.client) postgresBackendsUs += used;
       }
-      return { postgresUs, otherPostgresClientsUs, redisUs, redisCommands };
+      return { postgresUs, postgresBackendsUs, otherPostgresClientsUs, redisUs, redisCommands };
     },
     async close() {
       await client.end();
