@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import type { Journal } from './journal';
 import { openPostgres } from '../database/postgres-database';
 import { MIGRATIONS } from './journal-postgres-schema';
-import { createPostgresWrites } from './journal-postgres-writes';
+import { createPostgresWrites, createWritePool } from './journal-postgres-writes';
 import { createPostgresReads } from './journal-postgres-reads';
 import { createPostgresLeases, registerGateway } from './journal-postgres-leases';
 
@@ -35,7 +35,8 @@ export async function createPostgresJournal(
     await pool.end();
     throw error;
   }
-  const writes = createPostgresWrites(pool, owner);
+  const writePool = createWritePool(url, schema);
+  const writes = createPostgresWrites(writePool, owner);
   const reads = createPostgresReads(pool);
 
   return {
@@ -54,6 +55,7 @@ export async function createPostgresJournal(
     outcomes: reads.outcomes,
     async close() {
       await writes.drain();
+      await writePool.end();
       await pool.end();
     },
   };

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { openPostgres } from '../../../src/stores/database/postgres-database';
 import { createPostgresReads } from '../../../src/stores/journal/journal-postgres-reads';
 import { MIGRATIONS } from '../../../src/stores/journal/journal-postgres-schema';
-import { createPostgresWrites } from '../../../src/stores/journal/journal-postgres-writes';
+import { createPostgresWrites, createWritePool } from '../../../src/stores/journal/journal-postgres-writes';
 import type { SendEvidence } from '../../../src/stores/journal/journal';
 import { journalSubmission } from '../../helpers/journal-files';
 import { POSTGRES_URL, testSchema } from '../../helpers/postgres';
@@ -79,6 +79,28 @@ describe('PostgreSQL journal writes', () => {
         [[], [], []],
       );
       await writes.drain();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("the group commit's connection plans the statement for new submissions once, not for each group", async () => {
+    await (await openPostgres(POSTGRES_URL, schema, { component: 'journal', migrations: MIGRATIONS, connections: 1 })).end();
+    const pool = createWritePool(POSTGRES_URL, schema);
+    try {
+      const writes = createPostgresWrites(pool, 'gw_test');
+      for (let i = 0; i < 8; i++)
+        await Promise.all([writes.record(journalSubmission('transaction', 1)), writes.record(journalSubmission('batch', i + 1))]);
+      const client = await pool.connect();
+      try {
+        const { rows } = await client.query<{ generic_plans: number; custom_plans: number }>(
+          "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'journal-insert-submissions'",
+        );
+        assert.equal(rows.length, 1, 'prepared on this connection');
+        assert.equal(Number(rows[0]!.custom_plans), 0, 'never planned for the values given');
+      } finally {
+        client.release();
+      }
     } finally {
       await pool.end();
     }
