@@ -3,10 +3,13 @@
  * upstream, everything on, and again with verification off) under `--cpu-prof`, loads it at
  * full speed for a while, stops it, and sums the request thread's profile by function (self
  * time) and by source file: bench/results/profile.txt, quoted in docs/PERFORMANCE.md.
+ * `--cluster`: the gateway on PostgreSQL and Redis instead (bench/results/profile-cluster.txt).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { bodies } from './core-runs';
 import { runLoad } from './load';
 import { threadMicros } from './proc-cpu';
@@ -56,13 +59,13 @@ export function summarize(profile: Profile, top = Number(process.env.PROFILE_TOP
   return `By function (self time):\n${rows(byFunction)}\n\nBy file or package:\n${rows(byFile)}\n`;
 }
 
-async function profileOne(label: string, extra: string[]): Promise<string> {
+async function profileOne(label: string, extra: string[], env: Record<string, string> = {}): Promise<string> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-profile-'));
   try {
     const profiles = path.join(work, 'profiles');
     const payer = newSigner();
     const pool = pregenerate(transferFactory(payer, newSigner().publicKey, Buffer.alloc(32, 7)), 6_000 * (SECONDS + 2));
-    const server = await startSlipway(path.join(work, 'data'), ['--upstream', 'sink', ...extra], {}, undefined, [
+    const server = await startSlipway(path.join(work, 'data'), ['--upstream', 'sink', ...extra], env, undefined, [
       '--cpu-prof',
       `--cpu-prof-dir=${profiles}`,
     ]);
@@ -102,14 +105,34 @@ async function profileOne(label: string, extra: string[]): Promise<string> {
   }
 }
 
+/** The cluster shape: on the machine's PostgreSQL and Redis (as bench:scaling), in a schema and key prefix of its own. */
+async function profileCluster(): Promise<string> {
+  const id = crypto.randomBytes(4).toString('hex');
+  const postgresUrl = process.env.SLIPWAY_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `slipway_profile_${id}`;
+  try {
+    return await profileOne('everything on, on PostgreSQL and Redis', [], {
+      SLIPWAY_POSTGRES_URL: postgresUrl,
+      SLIPWAY_POSTGRES_SCHEMA: schema,
+      SLIPWAY_REDIS_URL: process.env.SLIPWAY_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+      SLIPWAY_REDIS_KEY_PREFIX: `slipway-profile-${id}:`,
+    });
+  } finally {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => client.end());
+  }
+}
+
 async function main(): Promise<void> {
   const out = [
     `Profiled ${new Date().toISOString()}, Node ${process.version}, ${os.cpus().length} cores`,
     '',
-    await profileOne('everything on', []),
-    await profileOne('signature verification off', ['--verify-signatures', 'false']),
+    ...(process.argv.includes('--cluster')
+      ? [await profileCluster()]
+      : [await profileOne('everything on', []), await profileOne('signature verification off', ['--verify-signatures', 'false'])]),
   ].join('\n');
-  const file = path.join(ROOT, 'bench/results/profile.txt');
+  const file = path.join(ROOT, `bench/results/${process.argv.includes('--cluster') ? 'profile-cluster' : 'profile'}.txt`);
   fs.writeFileSync(file, out);
   process.stdout.write(`${out}\nwrote ${file}\n`);
 }

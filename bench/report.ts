@@ -40,13 +40,26 @@ export function landingFiguresOf(file: string): { landing: Record<string, unknow
   return { landing, flat };
 }
 
+/** What `npm run bench:scaling` writes into latest.json (scaling.ts): `scaling` and its two ratios at the top. */
+const SCALING_FIGURES = ['scaling', 'cluster_cpu_per_request_vs_embedded', 'cluster_rps_vs_embedded'] as const;
+
+/** The figures of `npm run bench:scaling` in the latest.json at `file`, to be carried into the next one. */
+export function scalingFiguresOf(file: string): Record<string, unknown> {
+  if (!fs.existsSync(file)) return {};
+  const previous = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  if (previous.scaling === undefined) return {};
+  return Object.fromEntries(SCALING_FIGURES.map((name) => [name, previous[name] ?? null]));
+}
+
 export function writeReport(results: BenchResults, dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'latest.json');
-  // bench:landing's and bench:strategy's figures (with the commits they measured) stay until those benchmarks run again.
+  // bench:landing's, bench:strategy's and bench:scaling's figures (with the commits they measured) stay until those benchmarks run again.
   const kept = landingFiguresOf(file);
+  const scaling = scalingFiguresOf(file);
   const landing = { ...results.landing, ...kept.landing };
-  const written = Object.keys(landing).length === 0 ? { ...results, ...kept.flat } : { ...results, landing, ...kept.flat };
+  const written =
+    Object.keys(landing).length === 0 ? { ...results, ...kept.flat, ...scaling } : { ...results, landing, ...kept.flat, ...scaling };
   fs.writeFileSync(file, JSON.stringify(written, null, 2) + '\n');
   fs.writeFileSync(path.join(dir, 'latest.svg'), chart(results));
   process.stdout.write(table(results));

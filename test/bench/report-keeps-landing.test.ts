@@ -1,13 +1,13 @@
 /**
- * `npm run bench` rewrites latest.json but keeps what bench:landing and bench:strategy wrote
- * there (each with the commit it measured), until those benchmarks run again.
+ * `npm run bench` rewrites latest.json but keeps what bench:landing, bench:strategy and
+ * bench:scaling wrote there (each with the commit it measured), until those benchmarks run again.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { landingFiguresOf } from '../../bench/report';
+import { landingFiguresOf, scalingFiguresOf } from '../../bench/report';
 
 describe('bench report', () => {
   it("carries bench:landing's and bench:strategy's figures, and the landing headline names, into the next latest.json", () => {
@@ -36,6 +36,32 @@ describe('bench report', () => {
       });
       fs.writeFileSync(file, JSON.stringify({ landing: { strategy: { commit: 'b' } } }));
       assert.deepEqual(landingFiguresOf(file), { landing: { strategy: { commit: 'b' } }, flat: {} }, 'strategy alone is kept too');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("carries bench:scaling's figures and its two ratios into the next latest.json", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slipway-report-'));
+    try {
+      const file = path.join(dir, 'latest.json');
+      assert.deepEqual(scalingFiguresOf(file), {}, 'no file: nothing to keep');
+      fs.writeFileSync(file, JSON.stringify({ ratios: { old: 1 } }));
+      assert.deepEqual(scalingFiguresOf(file), {}, 'never run: nothing to keep');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          scaling: { commit: 'c' },
+          cluster_cpu_per_request_vs_embedded: 2.5,
+          cluster_rps_vs_embedded: 0.4,
+          ratios: { old: 1 },
+        }),
+      );
+      assert.deepEqual(scalingFiguresOf(file), {
+        scaling: { commit: 'c' },
+        cluster_cpu_per_request_vs_embedded: 2.5,
+        cluster_rps_vs_embedded: 0.4,
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -15,16 +15,22 @@ export interface PostgresOptions {
   /** A schema name: letters, digits and _. */
   readonly schema: string;
   readonly max?: number;
+  /** Session settings for every connection (names and values of letters, digits and _), e.g. `plan_cache_mode`. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 // BIGINT columns (sequence numbers, slots, epoch milliseconds) stay below 2^53: read them as numbers, not strings.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function createPool({ url, schema, max = 10 }: PostgresOptions): pg.Pool {
+export function createPool({ url, schema, max = 10, settings = {} }: PostgresOptions): pg.Pool {
+  const extra = Object.entries(settings).map(([name, value]) => {
+    if (!/^\w+$/.test(name) || !/^\w+$/.test(value)) throw new Error(`not a PostgreSQL setting: ${name}=${value}`);
+    return ` -c ${name}=${value}`;
+  });
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    options: `-c search_path=${checkSchemaName(schema)}`,
+    options: `-c search_path=${checkSchemaName(schema)}${extra.join('')}`,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
   });

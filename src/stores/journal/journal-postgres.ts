@@ -17,9 +17,9 @@ import crypto from 'node:crypto';
 import type { Journal } from './journal';
 import { openPostgres } from '../database/postgres-database';
 import { MIGRATIONS } from './journal-postgres-schema';
-import { createPostgresWrites } from './journal-postgres-writes';
+import { createPostgresWrites, createWritePool } from './journal-postgres-writes';
 import { createPostgresReads } from './journal-postgres-reads';
-import { createPostgresLeases } from './journal-postgres-leases';
+import { createPostgresLeases, registerGateway } from './journal-postgres-leases';
 
 export { LEASE_MS } from './journal-postgres-schema';
 
@@ -29,7 +29,14 @@ export async function createPostgresJournal(
   owner = `gw_${crypto.randomBytes(6).toString('hex')}`,
 ): Promise<Journal> {
   const pool = await openPostgres(url, schema, { component: 'journal', migrations: MIGRATIONS, connections: 8 });
-  const writes = createPostgresWrites(pool, owner);
+  try {
+    await registerGateway(pool, schema, owner);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const writePool = createWritePool(url, schema);
+  const writes = createPostgresWrites(writePool, owner);
   const reads = createPostgresReads(pool);
 
   return {
@@ -48,6 +55,7 @@ export async function createPostgresJournal(
     outcomes: reads.outcomes,
     async close() {
       await writes.drain();
+      await writePool.end();
       await pool.end();
     },
   };
