@@ -11,7 +11,7 @@
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Webhook as Signer } from 'standardwebhooks';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { parseWebhookUrl, privateRange, privateRefusal } from './webhook-url';
 
 export interface WebhookTarget {
@@ -92,7 +92,7 @@ export function createWebhookSender(options: { allowPrivate: boolean; timeoutMs:
           await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
           return { error: null };
         }
-        const text = (await answer.body.text().catch(() => '')).slice(0, MAX_ERROR_BODY);
+        const text = await readStart(answer.body, MAX_ERROR_BODY);
         return { error: `the receiver answered ${answer.statusCode}${text === '' ? '' : `: ${text}`}` };
       } catch (error) {
         return { error: describeFailure(error, options.timeoutMs) };
@@ -102,6 +102,26 @@ export function createWebhookSender(options: { allowPrivate: boolean; timeoutMs:
       await agent.close();
     },
   };
+}
+
+/**
+ * The first `chars` characters of an error answer's body, for the reason shown; the rest is
+ * not read (the connection is closed), so that a receiver pouring out a body that never ends
+ * costs neither memory nor the time-out.
+ */
+async function readStart(body: Dispatcher.ResponseData['body'], chars: number): Promise<string> {
+  let text = '';
+  try {
+    for await (const chunk of body) {
+      text += (chunk as Buffer).toString('utf8');
+      if (text.length >= chars) break;
+    }
+  } catch {
+    // What was read before the body failed is reason enough.
+  } finally {
+    body.destroy();
+  }
+  return text.slice(0, chars);
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

@@ -42,8 +42,12 @@ export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
 /** The range an address is in when it is not a public unicast address ('loopback', 'private', …), or null when it is public. */
 export function privateRange(address: string): string | null {
   if (!ipaddr.isValid(address)) return 'invalid';
-  const range = ipaddr.process(address).range();
-  return range === 'unicast' ? null : range;
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  if (range !== 'unicast') return range;
+  // ::a.b.c.d, the deprecated IPv4-compatible form (RFC 4291 §2.5.5.1), which ipaddr.js calls unicast: no public receiver has one.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
+  return null;
 }
 
 export function privateRefusal(host: string, range: string): string {
