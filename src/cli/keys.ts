@@ -73,8 +73,10 @@ export async function runKeys(args: string[]): Promise<number> {
         const secret = changes.webhook?.secret;
         if (changes.webhook !== undefined) {
           // A new webhook (or none) starts afresh: a paused receiver is resumed, and what waits is due at once.
+          // None: what waited for it is given up (kept for streams a while, never sent).
           const outbox = await openStore(config, EVENT_OUTBOX);
-          await outbox.resume(id, Date.now()).finally(() => outbox.close());
+          const now = Date.now();
+          await (changes.webhook === null ? outbox.discard(id, now) : outbox.resume(id, now)).finally(() => outbox.close());
         }
         if (values.json)
           process.stdout.write(JSON.stringify({ ...record, ...(secret === undefined ? {} : { webhookSecret: secret }) }) + '\n');

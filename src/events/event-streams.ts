@@ -17,6 +17,9 @@ export class EventStreams {
   private kept = new Set<string>();
   private readonly timer: NodeJS.Timeout;
 
+  /** Told of a key streamed from now on by this gateway (the sink catches up with its submissions on their way). */
+  onKept: (keyId: string) => Promise<void> = async () => {};
+
   constructor(
     private readonly outbox: EventOutbox,
     private readonly retentionMs: number,
@@ -27,6 +30,11 @@ export class EventStreams {
     this.refresh();
   }
 
+  /** The keys whose events are kept for streams. */
+  keptKeys(): ReadonlySet<string> {
+    return this.kept;
+  }
+
   /** Whether the key's events are kept for streams. */
   keeps(keyId: string): boolean {
     return this.kept.has(keyId);
@@ -34,8 +42,14 @@ export class EventStreams {
 
   /** Starts a stream of the key's events: after `lastEventId` (one of its events still kept), or from now on. */
   async open(keyId: string, lastEventId: string | undefined, now: number): Promise<StreamStart> {
+    const kept = this.kept.has(keyId);
     await this.keep([keyId], now);
-    if (lastEventId === undefined) return { ok: true, afterOrd: await this.outbox.lastOrd(keyId) };
+    if (lastEventId === undefined) {
+      const afterOrd = await this.outbox.lastOrd(keyId);
+      // Its submissions already on their way are followed from now: their next events reach this stream.
+      if (!kept) await this.onKept(keyId);
+      return { ok: true, afterOrd };
+    }
     const found = await this.outbox.find(lastEventId);
     if (found === null || found.keyId !== keyId)
       return {

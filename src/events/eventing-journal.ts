@@ -7,7 +7,14 @@
 import type { Journal, SubmissionLeases } from '../stores/journal';
 import type { EventsSink } from './events-sink';
 
+/** A key's unfinished submissions read at most this many at a time, when it comes to be wanted. */
+const CATCH_UP_LIMIT = 10_000;
+
 export function eventingJournal(journal: Journal, sink: EventsSink): Journal {
+  sink.readFrom(async (keyId) => [
+    ...(await journal.list({ keyId, state: 'forwarded', limit: CATCH_UP_LIMIT })),
+    ...(await journal.list({ keyId, state: 'held', limit: CATCH_UP_LIMIT })),
+  ]);
   const leases: SubmissionLeases | undefined =
     journal.leases === undefined
       ? undefined

@@ -19,6 +19,10 @@ type MutableTransaction = { -readonly [K in keyof TransactionView]: TransactionV
 type LiveView = Omit<SubmissionView, 'transactions'> & { readonly transactions: MutableTransaction[]; readonly emitted: Set<string> };
 
 const FINAL = new Set(['landed', 'failed', 'expired', 'rejected']);
+/** A view older than this is dropped: its transactions' blockhashes expired long ago, and this gateway no longer follows it (shed, or taken over). */
+const VIEW_LIFETIME_MS = 10 * 60_000;
+/** A key's unfinished submissions read again this long after a catch-up, for changes written while it read. */
+const CATCH_UP_AGAIN_MS = 3_000;
 
 export interface EventsSinkOptions {
   /** Whether a key's events are wanted (it has a webhook, or a stream keeps them). */
@@ -42,6 +46,8 @@ export class EventsSink {
   private scheduled = false;
   /** Undelivered events per key, as last counted by the delivery loop plus what was added since. */
   private pending = new Map<string, number>();
+  /** Reads a key's unfinished submissions from the journal (given by the journal's decorator). */
+  private unfinishedOf: ((keyId: string) => Promise<JournalEntry[]>) | undefined;
 
   constructor(
     private readonly outbox: EventOutbox,
@@ -109,10 +115,23 @@ export class EventsSink {
     for (const view of touched) this.follow(view, now);
   }
 
-  /** Entries read back from the journal: their events are derived again, and the unfinished ones followed from here. */
+  /**
+   * Entries read back from the journal: their events are derived again, and the unfinished ones
+   * followed from here. A submission already followed takes what the entry holds beyond its view.
+   */
   reconcile(entries: readonly JournalEntry[], now: number): void {
     for (const entry of entries) {
-      if (this.views.has(entry.seq) || !this.options.wants(entry.keyId)) continue;
+      if (!this.options.wants(entry.keyId)) continue;
+      const followed = this.views.get(entry.seq);
+      if (followed !== undefined) {
+        entry.transactions.forEach((tx, position) => {
+          const mine = followed.transactions[position];
+          if (mine === undefined || FINAL.has(mine.state) || mine.state === tx.state) return;
+          Object.assign(mine, { ...tx, sends: [...tx.sends], wasHeld: mine.wasHeld === true || tx.state === 'held' });
+        });
+        this.follow(followed, now);
+        continue;
+      }
       const view: LiveView = {
         ...entry,
         emitted: new Set(),
@@ -120,6 +139,32 @@ export class EventsSink {
       };
       this.follow(view, now);
     }
+  }
+
+  /** Where a key's unfinished submissions are read from, for `catchUp`. */
+  readFrom(unfinishedOf: (keyId: string) => Promise<JournalEntry[]>): void {
+    this.unfinishedOf = unfinishedOf;
+  }
+
+  /**
+   * A key wanted from now on (a webhook set, a stream opened): its submissions on their way are
+   * followed from here, read from the journal now and once more a moment later.
+   */
+  async catchUp(keyId: string): Promise<void> {
+    const read = this.unfinishedOf;
+    if (read === undefined) return;
+    this.reconcile(await read(keyId), Date.now());
+    setTimeout(() => {
+      read(keyId).then(
+        (entries) => this.reconcile(entries, Date.now()),
+        (error: unknown) => this.options.onError(error),
+      );
+    }, CATCH_UP_AGAIN_MS).unref();
+  }
+
+  /** Drops views older than their lifetime: what this gateway stopped following without an end (shed, taken over). */
+  sweep(now: number): void {
+    for (const [seq, view] of this.views) if (now - view.createdAt > VIEW_LIFETIME_MS) this.views.delete(seq);
   }
 
   /** The tracker's word that a transaction has gone `slots` slots without landing while its blockhash is valid. */
@@ -151,7 +196,16 @@ export class EventsSink {
     this.queued = [];
     this.flushing = this.outbox
       .add(
-        events.map(({ id, keyId, seq, type, payload }) => ({ id, keyId, seq, type, payload, deliver: this.options.delivers(keyId) })),
+        events.map(({ id, keyId, seq, member, step, type, payload }) => ({
+          id,
+          keyId,
+          seq,
+          member,
+          step,
+          type,
+          payload,
+          deliver: this.options.delivers(keyId),
+        })),
         Date.now(),
       )
       .then(

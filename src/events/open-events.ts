@@ -17,6 +17,9 @@ import { createWebhookSender } from './webhook-sender';
 
 /** Delivered events are kept this long (a receiver's late duplicate check, a stream's replay), then deleted. */
 const RETENTION_MS = 60 * 60_000;
+/** How often the keys wanted are compared with those wanted before (a webhook set, a stream opened elsewhere). */
+const WANTED_EVERY_MS = 1_000;
+const SWEEP_EVERY_MS = 30_000;
 
 export interface GatewayEvents {
   readonly sink: EventsSink;
@@ -61,6 +64,22 @@ export async function openEvents(
     onError: (error) => logError(error, 'delivering webhooks'),
   });
   wake.delivery = delivery;
+  streams.onKept = (keyId) => sink.catchUp(keyId);
+  // A key newly wanted (its webhook set, or a stream opened on another gateway) has its submissions on their way followed.
+  const wantedNow = () => new Set([...webhooks().keys(), ...streams.keptKeys()]);
+  let wanted = new Set<string>();
+  let sweptAt = Date.now();
+  const watch = setInterval(() => {
+    const current = wantedNow();
+    for (const keyId of current)
+      if (!wanted.has(keyId)) sink.catchUp(keyId).catch((error: unknown) => logError(error, 'following a key newly wanted'));
+    wanted = current;
+    if (Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+      sweptAt = Date.now();
+      sink.sweep(sweptAt);
+    }
+  }, WANTED_EVERY_MS);
+  watch.unref();
   return {
     sink,
     streams,
@@ -79,8 +98,12 @@ export async function openEvents(
       }
       return states;
     },
-    start: () => delivery.start(),
+    start() {
+      wanted = wantedNow(); // what start-up's reads of the journal follow already
+      delivery.start();
+    },
     async stop() {
+      clearInterval(watch);
       await sink.flush();
       streams.close();
       await delivery.stop();

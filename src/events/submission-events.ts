@@ -56,6 +56,9 @@ export interface SubmissionEvent {
   readonly keyId: string;
   /** The submission's sequence number in the journal: events are delivered in order per submission. */
   readonly seq: number;
+  /** The member it is about (its position; a bundle's: -1) and its step's place in EVENT_STEPS, which orders a member's events. */
+  readonly member: number;
+  readonly step: number;
   readonly type: EventType;
   /** Its JSON: `{ id, type, timestamp, data }`, the Standard Webhooks payload with the id repeated. */
   readonly payload: string;
@@ -92,7 +95,7 @@ export function stuckEvent(
   now: number,
 ): SubmissionEvent {
   const data = { signature, submission: { kind: view.kind, position }, slotsSinceReceipt: slots };
-  return build(view, idOf(view.seq, position, signature, 'stuck'), 'transaction.stuck', data, now);
+  return build(view, idOf(view.seq, position, signature, 'stuck'), position, 'stuck', 'transaction.stuck', data, now);
 }
 
 function event(
@@ -105,12 +108,28 @@ function event(
   now: number,
 ): SubmissionEvent {
   const at = step === 'landed' || step === 'failed' ? (tx.landedAt ?? now) : now;
-  return build(view, idOf(view.seq, position, tx.signature, step), `${prefix}.${step}`, data, at);
+  return build(
+    view,
+    idOf(view.seq, position, tx.signature, step),
+    position === 'bundle' ? -1 : position,
+    step,
+    `${prefix}.${step}`,
+    data,
+    at,
+  );
 }
 
-function build(view: Pick<SubmissionView, 'seq' | 'keyId'>, id: string, type: EventType, data: EventData, at: number): SubmissionEvent {
+function build(
+  view: Pick<SubmissionView, 'seq' | 'keyId'>,
+  id: string,
+  member: number,
+  step: EventStep,
+  type: EventType,
+  data: EventData,
+  at: number,
+): SubmissionEvent {
   const payload = JSON.stringify({ id, type, timestamp: new Date(at).toISOString(), data });
-  return { id, keyId: view.keyId, seq: view.seq, type, payload };
+  return { id, keyId: view.keyId, seq: view.seq, member, step: EVENT_STEPS.indexOf(step), type, payload };
 }
 
 /** `evt_` and 32 hex digits of a hash of what makes it unique: the submission, the member (its signature too, so that ids never repeat across journals) and the step. */

@@ -19,6 +19,8 @@ import type { WebhookSender, WebhookTarget } from './webhook-sender';
 const ROUND_MS = 200;
 const COUNT_EVERY_MS = 1_000;
 const MAX_IN_FLIGHT = 64;
+/** One key's deliveries at once: a key whose receiver hangs holds at most these places, not every one. */
+const MAX_IN_FLIGHT_PER_KEY = 8;
 const MAX_BACKOFF_MS = 5 * 60_000;
 
 /** How a key's receiver fares, as the dashboard shows it. */
@@ -53,6 +55,8 @@ export class WebhookDelivery {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private inFlight = 0;
+  private readonly inFlightByKey = new Map<string, number>();
+  private readonly deliveries = new Set<Promise<void>>();
   private countedAt = 0;
   private paused = new Set<string>();
   private stopped = false;
@@ -79,6 +83,8 @@ export class WebhookDelivery {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    // Deliveries under way finish (each within the timeout) before the outbox closes.
+    await Promise.all([...this.deliveries]);
     await this.options.sender.close();
   }
 
@@ -90,15 +96,22 @@ export class WebhookDelivery {
       await this.count(now);
     }
     const hooks = this.options.webhooks();
-    const keys = [...hooks.keys()].filter((keyId) => !this.paused.has(keyId));
+    const keys = [...hooks.keys()].filter(
+      (keyId) => !this.paused.has(keyId) && (this.inFlightByKey.get(keyId) ?? 0) < MAX_IN_FLIGHT_PER_KEY,
+    );
     const room = MAX_IN_FLIGHT - this.inFlight;
-    if (keys.length === 0 || room <= 0) return;
-    const events = await outbox.claim(keys, now, room, this.owner, this.options.timeoutMs + 5_000);
-    for (const event of events) void this.deliver(event, hooks.get(event.keyId)!);
+    if (keys.length === 0 || room <= 0 || this.stopped) return;
+    const events = await outbox.claim(keys, now, room, this.owner, this.options.timeoutMs + 5_000, MAX_IN_FLIGHT_PER_KEY);
+    for (const event of events) {
+      const delivery = this.deliver(event, hooks.get(event.keyId)!);
+      this.deliveries.add(delivery);
+      void delivery.finally(() => this.deliveries.delete(delivery));
+    }
   }
 
   private async deliver(event: OutboxEvent, target: WebhookTarget): Promise<void> {
     this.inFlight += 1;
+    this.inFlightByKey.set(event.keyId, (this.inFlightByKey.get(event.keyId) ?? 0) + 1);
     const { outbox } = this.options;
     try {
       const { error } = await this.options.sender.send(target, event.id, event.payload, new Date());
@@ -107,11 +120,14 @@ export class WebhookDelivery {
       if (error === null) await outbox.delivered(event.ord, now);
       else await outbox.failed(event.ord, now + backoffMs(event.attempts + 1));
       await outbox.attempted(event.keyId, now, error);
-      if (error === null) this.wake(); // the submission's next event is due now
+      if (error === null && !this.stopped) this.wake(); // the submission's next event is due now
     } catch (error) {
       this.options.onError(error);
     } finally {
       this.inFlight -= 1;
+      const left = (this.inFlightByKey.get(event.keyId) ?? 1) - 1;
+      if (left === 0) this.inFlightByKey.delete(event.keyId);
+      else this.inFlightByKey.set(event.keyId, left);
     }
   }
 
@@ -126,8 +142,9 @@ export class WebhookDelivery {
       const status: ReceiverStatus | null = await outbox.receiver(keyId);
       if (status === null) continue;
       if (status.pausedAt === null && status.failingSince !== null && now - status.failingSince >= this.options.pauseAfterMs) {
-        await outbox.pause(keyId, now);
-        paused.add(keyId);
+        // Only if still failing that long: a webhook set again meanwhile resumed it.
+        await outbox.pause(keyId, now, now - this.options.pauseAfterMs);
+        if ((await outbox.receiver(keyId))?.pausedAt != null) paused.add(keyId);
       } else if (status.pausedAt !== null) paused.add(keyId);
     }
     this.paused = paused;

@@ -24,7 +24,8 @@ export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
     throw new Error(`the webhook URL must be http or https (got ${url.protocol.replace(/:$/, '')})`);
   if (url.username !== '' || url.password !== '')
     throw new Error('the webhook URL must not carry a user name or password (events are signed with the webhook secret instead)');
-  if (url.hash !== '') throw new Error('the webhook URL must not have a #fragment');
+  if (url.hash !== '' || raw.includes('#')) throw new Error('the webhook URL must not have a #fragment');
+  if (url.port === '0') throw new Error('the webhook URL names port 0, which nothing listens on');
   // Brackets of an IPv6 literal, and the root's trailing dot (`localhost.` is localhost) off.
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (host === '') throw new Error('the webhook URL has no host');
@@ -51,5 +52,5 @@ export function privateRange(address: string): string | null {
 }
 
 export function privateRefusal(host: string, range: string): string {
-  return `the webhook's host ${host} is a ${range} address, which Slipway does not call unless the operator allows it (setting webhookAllowPrivate, flag --webhook-allow-private true)`;
+  return `the webhook's host ${host} is a non-public (${range}) address, which Slipway does not call unless the operator allows it (setting webhookAllowPrivate, flag --webhook-allow-private true)`;
 }

@@ -22,7 +22,9 @@ const MIGRATIONS: PostgresMigrations = [
      next_at BIGINT NOT NULL,
      claimed_by TEXT,
      claimed_until BIGINT NOT NULL DEFAULT 0,
-     delivered_at BIGINT
+     delivered_at BIGINT,
+     member INTEGER NOT NULL DEFAULT 0,
+     step INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX webhook_events_undelivered ON webhook_events (key_id, seq, ord) WHERE delivered_at IS NULL;
    CREATE INDEX webhook_events_delivered ON webhook_events (delivered_at) WHERE delivered_at IS NOT NULL;
@@ -92,10 +94,12 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
       return inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${schema}.webhook_events`]);
         const result = await client.query(
-          `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at, delivered_at)
-           SELECT id, key_id, seq, type, payload, $6::bigint, $6::bigint, CASE WHEN deliver THEN NULL ELSE $6::bigint END
-           FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $7::boolean[])
-             WITH ORDINALITY AS e(id, key_id, seq, type, payload, deliver, n)
+          `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at, delivered_at, member, step)
+           SELECT id, key_id, seq, type, payload, $6::bigint, $6::bigint, CASE WHEN deliver THEN NULL ELSE $6::bigint END, member, step
+           FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $7::boolean[], $8::int[], $9::int[])
+             WITH ORDINALITY AS e(id, key_id, seq, type, payload, deliver, member, step, n)
+           WHERE NOT EXISTS (SELECT 1 FROM webhook_events w
+                             WHERE w.key_id = e.key_id AND w.seq = e.seq AND w.member = e.member AND w.step > e.step)
            ORDER BY n
            ON CONFLICT (id) DO NOTHING`,
           [
@@ -106,24 +110,29 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
             events.map((e) => e.payload),
             now,
             events.map((e) => e.deliver),
+            events.map((e) => e.member ?? 0),
+            events.map((e) => e.step ?? 0),
           ],
         );
         return result.rowCount ?? 0;
       });
     },
-    async claim(keyIds, now, limit, owner, leaseMs) {
+    async claim(keyIds, now, limit, owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
+      // Each key's heads apart (LATERAL), at most perKey each, so one key's backlog cannot take every place.
       const { rows } = await pool.query<EventRow>(
         `UPDATE webhook_events SET claimed_by = $4, claimed_until = $2 + $5
          WHERE ord IN (
-           SELECT e.ord FROM webhook_events e
-           WHERE e.delivered_at IS NULL AND e.key_id = ANY($1::text[]) AND e.next_at <= $2 AND e.claimed_until <= $2
-             AND NOT EXISTS (SELECT 1 FROM webhook_events p
-                             WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
-           ORDER BY e.ord LIMIT $3
-           FOR UPDATE SKIP LOCKED)
+           SELECT c.ord FROM unnest($1::text[]) AS k(key_id) CROSS JOIN LATERAL (
+             SELECT e.ord FROM webhook_events e
+             WHERE e.delivered_at IS NULL AND e.key_id = k.key_id AND e.next_at <= $2 AND e.claimed_until <= $2
+               AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                               WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
+             ORDER BY e.ord LIMIT $6
+             FOR UPDATE SKIP LOCKED) c
+           ORDER BY c.ord LIMIT $3)
          RETURNING ord, id, key_id, seq, type, payload, attempts, created_at`,
-        [keyIds, now, limit, owner, leaseMs],
+        [keyIds, now, limit, owner, leaseMs, Math.min(perKey, limit)],
       );
       return rows.map(toEvent).sort((a, b) => a.ord - b.ord);
     },
@@ -160,9 +169,14 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
           error,
         ]);
     },
-    async pause(keyId, now) {
-      await receiverRow(keyId);
-      await pool.query('UPDATE webhook_receivers SET paused_at = COALESCE(paused_at, $2) WHERE key_id = $1', [keyId, now]);
+    async pause(keyId, now, failingBefore) {
+      await pool.query(
+        'UPDATE webhook_receivers SET paused_at = $2 WHERE key_id = $1 AND paused_at IS NULL AND failing_since IS NOT NULL AND failing_since <= $3',
+        [keyId, now, failingBefore],
+      );
+    },
+    async discard(keyId, now) {
+      await pool.query('UPDATE webhook_events SET delivered_at = $2 WHERE key_id = $1 AND delivered_at IS NULL', [keyId, now]);
     },
     async resume(keyId, now) {
       await pool.query('UPDATE webhook_receivers SET paused_at = NULL, failing_since = NULL WHERE key_id = $1', [keyId]);

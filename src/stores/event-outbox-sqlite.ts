@@ -19,7 +19,9 @@ const MIGRATIONS: Migrations = [
      attempts INTEGER NOT NULL DEFAULT 0,
      next_at INTEGER NOT NULL,
      claimed_until INTEGER NOT NULL DEFAULT 0,
-     delivered_at INTEGER
+     delivered_at INTEGER,
+     member INTEGER NOT NULL DEFAULT 0,
+     step INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX events_undelivered ON events(key_id, seq, ord) WHERE delivered_at IS NULL;
    CREATE INDEX events_delivered ON events(delivered_at) WHERE delivered_at IS NOT NULL;
@@ -77,12 +79,37 @@ export const toReceiverStatus = (row: ReceiverRow): ReceiverStatus => ({
 
 export function createSqliteEventOutbox(file: string): EventOutbox {
   const db = openSqlite(file, MIGRATIONS);
-  const insert = db.prepare<[string, string, number, string, string, number, number, number | null]>(
-    'INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+  // Not once a later step of the same member is held (events-sink.ts derives again after a restart).
+  const insert = db.prepare<
+    [string, string, number, string, string, number, number, number | null, number, number, string, number, number, number]
+  >(
+    `INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at, delivered_at, member, step)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+     WHERE NOT EXISTS (SELECT 1 FROM events WHERE key_id = ? AND seq = ? AND member = ? AND step > ?)
+     ON CONFLICT (id) DO NOTHING`,
   );
   const addAll = db.transaction((events: readonly NewOutboxEvent[], now: number) => {
     let added = 0;
-    for (const e of events) added += insert.run(e.id, e.keyId, e.seq, e.type, e.payload, now, now, e.deliver ? null : now).changes;
+    for (const e of events) {
+      const member = e.member ?? 0;
+      const step = e.step ?? 0;
+      added += insert.run(
+        e.id,
+        e.keyId,
+        e.seq,
+        e.type,
+        e.payload,
+        now,
+        now,
+        e.deliver ? null : now,
+        member,
+        step,
+        e.keyId,
+        e.seq,
+        member,
+        step,
+      ).changes;
+    }
     return added;
   });
   const upsertReceiver = (keyId: string) => db.prepare('INSERT INTO receivers (key_id) VALUES (?) ON CONFLICT DO NOTHING').run(keyId);
@@ -91,18 +118,20 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     async add(events, now) {
       return events.length === 0 ? 0 : addAll(events, now);
     },
-    async claim(keyIds, now, limit, _owner, leaseMs) {
+    async claim(keyIds, now, limit, _owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
+      // Of each submission, its earliest undelivered event, if it is due and not claimed; at most perKey a key.
+      const heads = db.prepare(
+        `SELECT e.* FROM events e
+         WHERE e.delivered_at IS NULL AND e.key_id = ? AND e.next_at <= ? AND e.claimed_until <= ?
+           AND e.ord = (SELECT MIN(p.ord) FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL)
+         ORDER BY e.ord LIMIT ?`,
+      );
       const claim = db.transaction(() => {
-        // Of each submission, its earliest undelivered event, if it is due and not claimed.
-        const rows = db
-          .prepare(
-            `SELECT e.* FROM events e
-             WHERE e.delivered_at IS NULL AND e.key_id IN (SELECT value FROM json_each(?)) AND e.next_at <= ? AND e.claimed_until <= ?
-               AND e.ord = (SELECT MIN(p.ord) FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL)
-             ORDER BY e.ord LIMIT ?`,
-          )
-          .all(JSON.stringify(keyIds), now, now, limit) as EventRow[];
+        const rows = keyIds
+          .flatMap((keyId) => heads.all(keyId, now, now, Math.min(perKey, limit)) as EventRow[])
+          .sort((a, b) => a.ord - b.ord)
+          .slice(0, limit);
         const lease = db.prepare('UPDATE events SET claimed_until = ? WHERE ord = ?');
         for (const row of rows) lease.run(now + leaseMs, row.ord);
         return rows.map(toOutboxEvent);
@@ -137,9 +166,13 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
           keyId,
         );
     },
-    async pause(keyId, now) {
-      upsertReceiver(keyId);
-      db.prepare('UPDATE receivers SET paused_at = COALESCE(paused_at, ?) WHERE key_id = ?').run(now, keyId);
+    async pause(keyId, now, failingBefore) {
+      db.prepare(
+        'UPDATE receivers SET paused_at = ? WHERE key_id = ? AND paused_at IS NULL AND failing_since IS NOT NULL AND failing_since <= ?',
+      ).run(now, keyId, failingBefore);
+    },
+    async discard(keyId, now) {
+      db.prepare('UPDATE events SET delivered_at = ? WHERE key_id = ? AND delivered_at IS NULL').run(now, keyId);
     },
     async resume(keyId, now) {
       db.transaction(() => {

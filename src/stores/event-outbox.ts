@@ -33,6 +33,13 @@ export interface NewOutboxEvent {
   readonly payload: string;
   /** False for a key without a webhook (kept for its streams only): stored as delivered. */
   readonly deliver: boolean;
+  /**
+   * Which member of its submission it is about (a bundle's events: -1) and its step's place in
+   * a member's life (submission-events.ts): an event is not added once the outbox holds a later
+   * step of the same member (derived again after a restart, it would arrive out of order).
+   */
+  readonly member?: number;
+  readonly step?: number;
 }
 
 /** How a key's receiver is doing: what `keys show`, the metrics and the dashboard say. */
@@ -52,10 +59,11 @@ export interface EventOutbox {
   /** Adds the events whose id it does not hold yet, in the order given; returns how many were new. */
   add(events: readonly NewOutboxEvent[], now: number): Promise<number>;
   /**
-   * Claims up to `limit` events due at `now` of these keys, each the earliest undelivered one of
-   * its submission and not claimed by a lease that still runs; they are `owner`'s for `leaseMs`.
+   * Claims up to `limit` events due at `now` of these keys, at most `perKey` of each key (so
+   * that one key's backlog cannot take every place), each the earliest undelivered one of its
+   * submission and not claimed by a lease that still runs; they are `owner`'s for `leaseMs`.
    */
-  claim(keyIds: readonly string[], now: number, limit: number, owner: string, leaseMs: number): Promise<OutboxEvent[]>;
+  claim(keyIds: readonly string[], now: number, limit: number, owner: string, leaseMs: number, perKey?: number): Promise<OutboxEvent[]>;
   /** The receiver took it. */
   delivered(ord: number, now: number): Promise<void>;
   /** The receiver did not: tried again from `nextAt`, unclaimed. */
@@ -65,7 +73,10 @@ export interface EventOutbox {
   receiver(keyId: string): Promise<ReceiverStatus | null>;
   /** Records an attempt's result for the key's receiver: a delivery (error null) or a failure. */
   attempted(keyId: string, now: number, error: string | null): Promise<void>;
-  pause(keyId: string, now: number): Promise<void>;
+  /** Pauses a receiver failing since `failingBefore` or earlier (not one resumed meanwhile). */
+  pause(keyId: string, now: number, failingBefore: number): Promise<void>;
+  /** Gives up what waits for a key's webhook (the webhook removed): kept for its streams, never sent. */
+  discard(keyId: string, now: number): Promise<void>;
   /** Resumes a paused receiver (a new URL or secret): its failures are forgotten and its events due at once. */
   resume(keyId: string, now: number): Promise<void>;
   /** Counts events dropped for a full queue. */

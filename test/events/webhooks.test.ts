@@ -148,6 +148,8 @@ describe('webhook URLs: no request forgery through Slipway', () => {
     ['file:///etc/passwd', /must be http or https \(got file\)/],
     ['https://user:pw@example.com/hook', /must not carry a user name or password/],
     ['not a url', /is not a URL/],
+    ['https://example.com:0/hook', /names port 0/],
+    ['https://example.com/hook#', /must not have a #fragment/],
     [`https://example.com/${'a'.repeat(3000)}`, /longer than 2048 characters/],
   ] as const)
     it(`refuses ${url.slice(0, 40)} saying what is wrong`, async () => {

@@ -1,7 +1,8 @@
 /**
  * A webhook receiver for tests: a real HTTP server on loopback that verifies each delivery
- * with the npm package `standardwebhooks`, as a receiver would, and keeps what it was sent.
- * `failing` makes it answer 503 (a receiver that is down but reachable).
+ * with the npm package `standardwebhooks`, as a receiver would: one it cannot verify is
+ * answered 401 and counted (`unverified`), one it can is kept. `failing` makes it answer 503
+ * (a receiver that is down but reachable).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,8 @@ export interface WebhookReceiver {
   readonly received: Received[];
   /** Deliveries answered 503 while failing. */
   refused: number;
+  /** Deliveries answered 401: their signature did not verify with `secret`. */
+  unverified: number;
   failing: boolean;
   secret: string;
   /** Waits until `done(received)` holds. */
@@ -33,6 +36,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: '',
     received: [],
     refused: 0,
+    unverified: 0,
     failing: false,
     secret: '',
     async until(done, timeoutMs = 15_000) {
@@ -60,6 +64,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         new Webhook(receiver.secret).verify(body, request.headers as Record<string, string>);
       } catch {
         verified = false;
+      }
+      if (!verified) {
+        receiver.unverified += 1;
+        response.writeHead(401).end('the signature does not verify');
+        return;
       }
       const parsed = JSON.parse(body) as { id: string; type: string; data: Record<string, unknown> };
       receiver.received.push({ id: String(request.headers['webhook-id']), type: parsed.type, data: parsed.data, body, verified });

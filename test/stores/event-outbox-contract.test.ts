@@ -133,7 +133,9 @@ for (const [name, make] of adapters) {
       await outbox.attempted('key_a', 2_000, 'the receiver answered 502');
       let status = await outbox.receiver('key_a');
       assert.deepEqual([status!.failingSince, status!.lastError, status!.pausedAt], [1_000, 'the receiver answered 502', null]);
-      await outbox.pause('key_a', 3_000);
+      await outbox.pause('key_a', 3_000, 999); // failing since 1,000, not since 999: not paused
+      assert.equal((await outbox.receiver('key_a'))!.pausedAt, null);
+      await outbox.pause('key_a', 3_000, 1_000);
       await outbox.dropped('key_a', 4);
       status = await outbox.receiver('key_a');
       assert.deepEqual([status!.pausedAt, status!.dropped], [3_000, 4]);
@@ -175,6 +177,30 @@ for (const [name, make] of adapters) {
       assert.deepEqual((await outbox.streaming(1_000)).sort(), ['key_a', 'key_b']);
       assert.deepEqual(await outbox.streaming(2_000), ['key_a']);
       assert.deepEqual(await outbox.streaming(5_000), []);
+    });
+
+    it("claims at most perKey events of one key, so another key's events are not held back by it", async () => {
+      const { outbox } = await fresh();
+      await outbox.add([...Array.from({ length: 20 }, (_, i) => event(`busy${i}`, 100 + i)), event('quiet', 1, 'key_b')], 1_000);
+      const claimed = await outbox.claim(['key_a', 'key_b'], 1_000, 10, 'gw1', 100, 4);
+      assert.equal(claimed.filter((e) => e.keyId === 'key_a').length, 4);
+      assert.deepEqual(ids(claimed.filter((e) => e.keyId === 'key_b')), ['quiet']);
+    });
+
+    it('does not add an event once a later step of the same member is held, and discards what waits for a removed webhook', async () => {
+      const { outbox } = await fresh();
+      await outbox.add(
+        [
+          { ...event('landed', 7), member: 0, step: 4 },
+          { ...event('other-member', 7), member: 1, step: 2 },
+        ],
+        1_000,
+      );
+      assert.equal(await outbox.add([{ ...event('forwarded-again', 7), member: 0, step: 2 }], 2_000), 0);
+      assert.equal(await outbox.add([{ ...event('forwarded-of-1', 7), member: 1, step: 2 }], 2_000), 1);
+      await outbox.discard('key_a', 3_000);
+      assert.deepEqual([...(await outbox.pending())], []);
+      assert.deepEqual(ids(await outbox.after('key_a', 0, 10)), ['landed', 'other-member', 'forwarded-of-1']);
     });
 
     it('prunes delivered events older than asked, never undelivered ones', async () => {
