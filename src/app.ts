@@ -72,11 +72,7 @@ export async function startApp(config: SlipwayConfig): Promise<RunningApp> {
   const keys = await openGatewayKeys(config);
   // How busy the request thread is: verification moves to other threads while it is.
   const load = watchThreadLoad();
-  const events = await openEvents(
-    config,
-    () => keys.authenticator.webhooks(),
-    (error, what) => logError(error, what),
-  );
+  const events = await openEvents(config, keys.authenticator, (error, what) => logError(error, what));
   const journal = events.wrap(countingJournal(await openJournal(config), (ended) => listeners.server.log.info(ended, 'transaction ended')));
   const refusalCounts = await openStore(config, REFUSAL_COUNTS);
   collectProcessMetrics();

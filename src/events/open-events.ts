@@ -3,7 +3,7 @@
  * like every store), the sink that fills it from the journal, and the delivery loop that
  * empties it into the keys' webhooks.
  */
-import type { Webhook } from '../auth/authenticator';
+import type { Authenticator } from '../auth/authenticator';
 import type { SlipwayConfig } from '../config/config';
 import { webhookEventsDroppedTotal } from '../metrics/metrics';
 import { openStore } from '../stores/database/open-store';
@@ -35,9 +35,10 @@ export interface GatewayEvents {
 
 export async function openEvents(
   config: SlipwayConfig,
-  webhooks: () => ReadonlyMap<string, Webhook>,
+  keys: Pick<Authenticator, 'webhooks'>,
   logError: (error: unknown, what: string) => void,
 ): Promise<GatewayEvents> {
+  const webhooks = () => keys.webhooks();
   const outbox = await openStore(config, EVENT_OUTBOX);
   const streams = new EventStreams(outbox, RETENTION_MS, logError);
   // The sink wakes the delivery loop, which is made next: a holder breaks the circle.
