@@ -206,33 +206,30 @@ describe('a receiver that keeps failing, a full queue, and a name that resolves 
       return t.skip(`this machine's name ${name} does not resolve to a non-public address here`);
     const receiver = await startWebhookReceiver();
     try {
-      const config = resolveConfig({ dataDir: gw.dataDir }, {});
-      const store = await openStore(config, KEY_STORE);
-      // Written to the store directly, as if the name had resolved elsewhere when it was set.
-      const url = receiver.url.replace('127.0.0.1', name);
-      const { record, key } = await store.create({ name: 'inside', bundle: false, webhook: { url, secret: generateWebhookSecret() } });
-      await store.close();
-      const isolated = await startTestGateway({ dataDir: gw.dataDir, port: '0' });
+      // A gateway of its own (private addresses not allowed), with a key whose webhook names the machine.
+      const isolated = await startTestGateway();
       try {
+        const store = await openStore(resolveConfig({ dataDir: isolated.dataDir }, {}), KEY_STORE);
+        // Written to the store directly, as if the name had resolved elsewhere when it was set.
+        const url = receiver.url.replace('127.0.0.1', name);
+        const { record, key } = await store.create({ name: 'inside', bundle: false, webhook: { url, secret: generateWebhookSecret() } });
+        await store.close();
         await waitForKey(isolated.url, key);
         await new Promise((resolve) => setTimeout(resolve, 1_100));
-        await sendTransaction(
-          isolated.url,
-          key,
-          await transferTx(connect(isolated.url, key), payer, Keypair.generate().publicKey, 2_000_000),
-        );
-        for (let i = 0; i < 150 && (await show(gw.dataDir, record.id)).webhook.receiver?.lastError == null; i++)
+        const own = connect(isolated.url, key);
+        await sendTransaction(isolated.url, key, await transferTx(own, await fundedKeypair(own), Keypair.generate().publicKey, 2_000_000));
+        for (let i = 0; i < 150 && (await show(isolated.dataDir, record.id)).webhook.receiver?.lastError == null; i++)
           await new Promise((resolve) => setTimeout(resolve, 100));
-        const shown = await show(gw.dataDir, record.id);
+        const shown = await show(isolated.dataDir, record.id);
         assert.match(
           shown.webhook.receiver!.lastError!,
           new RegExp(
             `${name} \\(${resolved.address.replace(/\./g, '\\.')}\\) is a non-public \\(\\w+\\) address, which Slipway does not call unless the operator allows it`,
           ),
         );
-        assert.equal(receiver.received.length + receiver.refused, 0, 'nothing reached the receiver');
+        assert.equal(receiver.received.length + receiver.refused + receiver.unverified, 0, 'nothing reached the receiver');
       } finally {
-        await isolated.app.close();
+        await isolated.close();
       }
     } finally {
       await receiver.close();
