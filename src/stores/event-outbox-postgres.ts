@@ -6,7 +6,7 @@
  * two gateways never claim one event at once, and another takes it over only after the
  * lease ran out (its gateway stopped mid-delivery).
  */
-import type { EventOutbox, NewOutboxEvent, OutboxEvent, ReceiverStatus } from './event-outbox';
+import { RESUME_AFTER_MS, type EventOutbox, type NewOutboxEvent, type OutboxEvent, type ReceiverStatus } from './event-outbox';
 import { inTransaction, openPostgres, type PostgresMigrations } from './database/postgres-database';
 
 const MIGRATIONS: PostgresMigrations = [
@@ -180,7 +180,10 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
     },
     async resume(keyId, now) {
       await pool.query('UPDATE webhook_receivers SET paused_at = NULL, failing_since = NULL WHERE key_id = $1', [keyId]);
-      await pool.query('UPDATE webhook_events SET next_at = $2 WHERE key_id = $1 AND delivered_at IS NULL', [keyId, now]);
+      await pool.query('UPDATE webhook_events SET next_at = $2, attempts = 0 WHERE key_id = $1 AND delivered_at IS NULL', [
+        keyId,
+        now + RESUME_AFTER_MS,
+      ]);
     },
     async dropped(keyId, count) {
       await receiverRow(keyId);

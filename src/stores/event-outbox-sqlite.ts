@@ -4,7 +4,7 @@
  * request's path. One gateway uses it, so a claim needs no lease to be safe; it keeps the
  * lease anyway, so that an event claimed when the process stopped is due again after a restart.
  */
-import type { EventOutbox, NewOutboxEvent, OutboxEvent, ReceiverStatus } from './event-outbox';
+import { RESUME_AFTER_MS, type EventOutbox, type NewOutboxEvent, type OutboxEvent, type ReceiverStatus } from './event-outbox';
 import { openSqlite, type Migrations } from './database/sqlite-database';
 
 const MIGRATIONS: Migrations = [
@@ -177,7 +177,10 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     async resume(keyId, now) {
       db.transaction(() => {
         db.prepare('UPDATE receivers SET paused_at = NULL, failing_since = NULL WHERE key_id = ?').run(keyId);
-        db.prepare('UPDATE events SET next_at = ? WHERE key_id = ? AND delivered_at IS NULL').run(now, keyId);
+        db.prepare('UPDATE events SET next_at = ?, attempts = 0 WHERE key_id = ? AND delivered_at IS NULL').run(
+          now + RESUME_AFTER_MS,
+          keyId,
+        );
       })();
     },
     async dropped(keyId, count) {

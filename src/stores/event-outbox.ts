@@ -12,6 +12,9 @@
  * event goes out once, and at least once.
  */
 
+/** A resumed receiver's events are due this long after: every gateway has read the key's new secret by then (keys reach them within a second). */
+export const RESUME_AFTER_MS = 1_500;
+
 /** An event as the outbox holds it. */
 export interface OutboxEvent {
   readonly ord: number;
@@ -77,7 +80,7 @@ export interface EventOutbox {
   pause(keyId: string, now: number, failingBefore: number): Promise<void>;
   /** Gives up what waits for a key's webhook (the webhook removed): kept for its streams, never sent. */
   discard(keyId: string, now: number): Promise<void>;
-  /** Resumes a paused receiver (a new URL or secret): its failures are forgotten and its events due at once. */
+  /** Resumes a paused receiver (a new URL or secret): its failures are forgotten, and its events due afresh once every gateway has the new secret. */
   resume(keyId: string, now: number): Promise<void>;
   /** Counts events dropped for a full queue. */
   dropped(keyId: string, count: number): Promise<void>;

@@ -145,7 +145,9 @@ for (const [name, make] of adapters) {
       await outbox.resume('key_a', 4_000);
       status = await outbox.receiver('key_a');
       assert.deepEqual([status!.pausedAt, status!.failingSince], [null, null]);
-      assert.deepEqual(ids(await outbox.claim(['key_a'], 4_000, 10, 'gw1', 100)), ['p1']);
+      assert.deepEqual(ids(await outbox.claim(['key_a'], 4_000, 10, 'gw1', 100)), [], 'not before every gateway has the new secret');
+      const [resumed] = await outbox.claim(['key_a'], 5_500, 10, 'gw1', 100);
+      assert.deepEqual([resumed!.id, resumed!.attempts], ['p1', 0]);
       await outbox.attempted('key_a', 5_000, null);
       assert.equal((await outbox.receiver('key_a'))!.lastDeliveredAt, 5_000);
     });
