@@ -48,6 +48,11 @@ export const MIGRATIONS: PostgresMigrations = [
   // The outcome reason's code (core/outcome-reasons.ts) beside its words. Null in rows written
   // before, whose reason holds `code: words` (or words alone): journal-rows.ts reads those.
   `ALTER TABLE submission_transactions ADD COLUMN reason_code TEXT;`,
+  // A submission and its transactions are written by one statement (journal-postgres-group.ts)
+  // and never deleted, so the foreign key guarded nothing; its check (a lookup and a row lock
+  // on the submission, written to the WAL) cost the server about a fifth of each transaction's
+  // row (measured: 69 -> 59 µs a submission in groups of 8, 50 -> 34 in groups of 32).
+  `ALTER TABLE submission_transactions DROP CONSTRAINT IF EXISTS submission_transactions_seq_fkey;`,
 ];
 
 /** How long a lease lasts without renewal: a stopped gateway's submissions are taken over after this. */

@@ -105,4 +105,41 @@ describe('PostgreSQL journal writes', () => {
       await pool.end();
     }
   });
+
+  it('a transaction row is stored with no foreign-key check, also in tables made by an earlier version, and what they held reads back', async () => {
+    const { schema: upgraded, drop: dropUpgraded } = testSchema();
+    try {
+      const older = await openPostgres(POSTGRES_URL, upgraded, {
+        component: 'journal',
+        migrations: MIGRATIONS.slice(0, -1),
+        connections: 1,
+      });
+      const writePool = createWritePool(POSTGRES_URL, upgraded);
+      const before = await createPostgresWrites(writePool, 'gw_old').record(journalSubmission('transaction', 1));
+      await writePool.end();
+      const keys = async (pool: pg.Pool) =>
+        (
+          await pool.query<{ conname: string }>(
+            "SELECT conname FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1 AND c.contype = 'f'",
+            [upgraded],
+          )
+        ).rows.map((r) => r.conname);
+      assert.deepEqual(await keys(older), ['submission_transactions_seq_fkey'], 'the earlier version has the key');
+      await older.end();
+      const pool = await openPostgres(POSTGRES_URL, upgraded, { component: 'journal', migrations: MIGRATIONS, connections: 1 });
+      try {
+        assert.deepEqual(await keys(pool), [], 'the upgrade drops it');
+        const entries = await createPostgresReads(pool).after(0);
+        assert.deepEqual(
+          entries.map((e) => [e.seq, e.transactions.length]),
+          [[before, 1]],
+          'what the earlier tables held reads back',
+        );
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      await dropUpgraded();
+    }
+  });
 });
