@@ -38,6 +38,10 @@ const MIGRATIONS: PostgresMigrations = [
      streaming_until BIGINT NOT NULL DEFAULT 0
    );
    CREATE INDEX webhook_events_by_key ON webhook_events (key_id, ord);`,
+  // A claim reads a key's due events in the order they fell due (claim, below); an addition
+  // looks for its submission's later steps, delivered or not (add).
+  `CREATE INDEX webhook_events_due ON webhook_events (key_id, next_at, ord) WHERE delivered_at IS NULL;
+   CREATE INDEX webhook_events_by_submission ON webhook_events (key_id, seq, member, step);`,
 ];
 
 interface EventRow {
@@ -95,7 +99,11 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${schema}.webhook_events`]);
         const result = await client.query(
           `INSERT INTO webhook_events (id, key_id, seq, type, payload, created_at, next_at, delivered_at, member, step)
-           SELECT id, key_id, seq, type, payload, $6::bigint, $6::bigint, CASE WHEN deliver THEN NULL ELSE $6::bigint END, member, step
+           SELECT id, key_id, seq, type, payload, $6::bigint,
+             -- Due no earlier than its submission's events waiting (see failed).
+             GREATEST($6::bigint, (SELECT MAX(w.next_at) FROM webhook_events w
+                                   WHERE w.key_id = e.key_id AND w.seq = e.seq AND w.delivered_at IS NULL)),
+             CASE WHEN deliver THEN NULL ELSE $6::bigint END, member, step
            FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $7::boolean[], $8::int[], $9::int[])
              WITH ORDINALITY AS e(id, key_id, seq, type, payload, deliver, member, step, n)
            WHERE NOT EXISTS (SELECT 1 FROM webhook_events w
@@ -119,7 +127,10 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
     },
     async claim(keyIds, now, limit, owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
-      // Each key's heads apart (LATERAL), at most perKey each, so one key's backlog cannot take every place.
+      // Each key's heads apart (LATERAL), at most perKey each, so one key's backlog cannot take
+      // every place; those due first first, through webhook_events_due: a later event of a
+      // submission is due no earlier than its earliest (failed, add), so the scan stops at the
+      // first not yet due, however many wait behind a receiver that is down.
       const { rows } = await pool.query<EventRow>(
         `UPDATE webhook_events SET claimed_by = $4, claimed_until = $2 + $5
          WHERE ord IN (
@@ -128,7 +139,7 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
              WHERE e.delivered_at IS NULL AND e.key_id = k.key_id AND e.next_at <= $2 AND e.claimed_until <= $2
                AND NOT EXISTS (SELECT 1 FROM webhook_events p
                                WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
-             ORDER BY e.ord LIMIT $6
+             ORDER BY e.next_at, e.ord LIMIT $6
              FOR UPDATE SKIP LOCKED) c
            ORDER BY c.ord LIMIT $3)
          RETURNING ord, id, key_id, seq, type, payload, attempts, created_at`,
@@ -140,8 +151,13 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
       await pool.query('UPDATE webhook_events SET delivered_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1', [ord, now]);
     },
     async failed(ord, nextAt) {
+      // Its submission's later events wait for it: not due before it is (claim reads by due time).
       await pool.query(
-        'UPDATE webhook_events SET attempts = attempts + 1, next_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1',
+        `WITH failed AS (
+           UPDATE webhook_events SET attempts = attempts + 1, next_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1
+           RETURNING key_id, seq)
+         UPDATE webhook_events w SET next_at = $2 FROM failed f
+         WHERE w.key_id = f.key_id AND w.seq = f.seq AND w.delivered_at IS NULL AND w.ord > $1 AND w.next_at < $2`,
         [ord, nextAt],
       );
     },

@@ -35,7 +35,25 @@ const MIGRATIONS: Migrations = [
      streaming_until INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX events_by_key ON events(key_id, ord);`,
+  // A claim reads a key's due events in the order they fell due (claim, below); an addition
+  // looks for its submission's later steps, delivered or not (add).
+  `CREATE INDEX events_due ON events(key_id, next_at, ord) WHERE delivered_at IS NULL;
+   CREATE INDEX events_by_submission ON events(key_id, seq, member, step);`,
 ];
+
+/** An addition: not once a later step of the same member is held; due no earlier than its submission's events waiting. */
+export const INSERT = `INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at, delivered_at, member, step)
+  SELECT @id, @keyId, @seq, @type, @payload, @now,
+    MAX(@now, COALESCE((SELECT MAX(w.next_at) FROM events w INDEXED BY events_undelivered WHERE w.key_id = @keyId AND w.seq = @seq AND w.delivered_at IS NULL), 0)),
+    @deliveredAt, @member, @step
+  WHERE NOT EXISTS (SELECT 1 FROM events WHERE key_id = @keyId AND seq = @seq AND member = @member AND step > @step)
+  ON CONFLICT (id) DO NOTHING`;
+
+/** A key's heads (its submissions' earliest undelivered events) that are due and unclaimed, due first first. */
+export const HEADS = `SELECT e.* FROM events e
+  WHERE e.delivered_at IS NULL AND e.key_id = ? AND e.next_at <= ? AND e.claimed_until <= ?
+    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
+  ORDER BY e.next_at, e.ord LIMIT ?`;
 
 interface EventRow {
   ord: number;
@@ -55,6 +73,18 @@ interface ReceiverRow {
   last_error: string | null;
   last_delivered_at: number | null;
   dropped: number;
+}
+
+interface InsertRow {
+  id: string;
+  keyId: string;
+  seq: number;
+  type: string;
+  payload: string;
+  now: number;
+  deliveredAt: number | null;
+  member: number;
+  step: number;
 }
 
 export const toOutboxEvent = (row: EventRow): OutboxEvent => ({
@@ -79,36 +109,23 @@ export const toReceiverStatus = (row: ReceiverRow): ReceiverStatus => ({
 
 export function createSqliteEventOutbox(file: string): EventOutbox {
   const db = openSqlite(file, MIGRATIONS);
-  // Not once a later step of the same member is held (events-sink.ts derives again after a restart).
-  const insert = db.prepare<
-    [string, string, number, string, string, number, number, number | null, number, number, string, number, number, number]
-  >(
-    `INSERT INTO events (id, key_id, seq, type, payload, created_at, next_at, delivered_at, member, step)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-     WHERE NOT EXISTS (SELECT 1 FROM events WHERE key_id = ? AND seq = ? AND member = ? AND step > ?)
-     ON CONFLICT (id) DO NOTHING`,
-  );
+  // Not once a later step of the same member is held (events-sink.ts derives again after a
+  // restart). Due no earlier than its submission's events waiting (see `failed`).
+  const insert = db.prepare<[InsertRow]>(INSERT);
   const addAll = db.transaction((events: readonly NewOutboxEvent[], now: number) => {
     let added = 0;
     for (const e of events) {
-      const member = e.member ?? 0;
-      const step = e.step ?? 0;
-      added += insert.run(
-        e.id,
-        e.keyId,
-        e.seq,
-        e.type,
-        e.payload,
+      added += insert.run({
+        id: e.id,
+        keyId: e.keyId,
+        seq: e.seq,
+        type: e.type,
+        payload: e.payload,
         now,
-        now,
-        e.deliver ? null : now,
-        member,
-        step,
-        e.keyId,
-        e.seq,
-        member,
-        step,
-      ).changes;
+        deliveredAt: e.deliver ? null : now,
+        member: e.member ?? 0,
+        step: e.step ?? 0,
+      }).changes;
     }
     return added;
   });
@@ -120,13 +137,11 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     },
     async claim(keyIds, now, limit, _owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
-      // Of each submission, its earliest undelivered event, if it is due and not claimed; at most perKey a key.
-      const heads = db.prepare(
-        `SELECT e.* FROM events e
-         WHERE e.delivered_at IS NULL AND e.key_id = ? AND e.next_at <= ? AND e.claimed_until <= ?
-           AND e.ord = (SELECT MIN(p.ord) FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL)
-         ORDER BY e.ord LIMIT ?`,
-      );
+      // Of each submission, its earliest undelivered event, if it is due and not claimed; at
+      // most perKey a key, those due first first. Read through events_due: a later event of a
+      // submission is due no earlier than its earliest (`failed`, `add`), so the scan stops
+      // at the first not yet due, however many wait behind a receiver that is down.
+      const heads = db.prepare(HEADS);
       const claim = db.transaction(() => {
         const rows = keyIds
           .flatMap((keyId) => heads.all(keyId, now, now, Math.min(perKey, limit)) as EventRow[])
@@ -142,7 +157,15 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
       db.prepare('UPDATE events SET delivered_at = ?, claimed_until = 0 WHERE ord = ?').run(now, ord);
     },
     async failed(ord, nextAt) {
-      db.prepare('UPDATE events SET attempts = attempts + 1, next_at = ?, claimed_until = 0 WHERE ord = ?').run(nextAt, ord);
+      db.transaction(() => {
+        db.prepare('UPDATE events SET attempts = attempts + 1, next_at = ?, claimed_until = 0 WHERE ord = ?').run(nextAt, ord);
+        // Its submission's later events wait for it: not due before it is (claim reads by due time).
+        const row = db.prepare('SELECT key_id, seq FROM events WHERE ord = ?').get(ord) as { key_id: string; seq: number } | undefined;
+        if (row === undefined) return;
+        db.prepare(
+          'UPDATE events INDEXED BY events_undelivered SET next_at = ? WHERE key_id = ? AND seq = ? AND delivered_at IS NULL AND ord > ? AND next_at < ?',
+        ).run(nextAt, row.key_id, row.seq, ord, nextAt);
+      })();
     },
     async pending() {
       const rows = db.prepare('SELECT key_id, COUNT(*) AS n FROM events WHERE delivered_at IS NULL GROUP BY key_id').all() as {

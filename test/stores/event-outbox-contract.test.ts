@@ -126,6 +126,29 @@ for (const [name, make] of adapters) {
       assert.equal(again!.attempts, 1);
     });
 
+    it("a submission's later events wait while its first backs off, and are due the moment it is delivered", async () => {
+      const { outbox } = await fresh();
+      await outbox.add([event('s1', 1), event('s2', 1)], 1_000);
+      const [first] = await outbox.claim(['key_a'], 1_000, 10, 'gw1', 5_000);
+      await outbox.failed(first!.ord, 60_000);
+      // Added while the first backs off: it waits with the others.
+      await outbox.add([event('s3', 1), event('t1', 2)], 2_000);
+      assert.deepEqual(ids(await outbox.claim(['key_a'], 59_999, 10, 'gw1', 5_000)), ['t1'], "another submission's event is not held back");
+      const [again] = await outbox.claim(['key_a'], 60_000, 10, 'gw1', 5_000);
+      assert.equal(again!.id, 's1');
+      await outbox.delivered(again!.ord, 60_000);
+      assert.deepEqual(ids(await outbox.claim(['key_a'], 60_000, 10, 'gw1', 5_000)), ['s2']);
+    });
+
+    it('hands out what fell due first first', async () => {
+      const { outbox } = await fresh();
+      await outbox.add([event('late', 1), event('early', 2)], 1_000);
+      const claimed = await outbox.claim(['key_a'], 1_000, 10, 'gw1', 5_000);
+      await outbox.failed(claimed.find((e) => e.id === 'late')!.ord, 9_000);
+      await outbox.failed(claimed.find((e) => e.id === 'early')!.ord, 5_000);
+      assert.deepEqual(ids(await outbox.claim(['key_a'], 10_000, 1, 'gw1', 5_000)), ['early']);
+    });
+
     it("records a receiver's failures, pause and resume (which makes its events due at once), and drops", async () => {
       const { outbox } = await fresh();
       assert.equal(await outbox.receiver('key_a'), null);
