@@ -50,6 +50,10 @@ interface Configuration {
   readonly processes: number;
   readonly verifyThreads: number;
   readonly shared: boolean;
+  /** Of the shared stores, only this one (the cluster's cost taken apart). */
+  readonly only?: 'postgres' | 'redis';
+  /** The load's connections, when not CONNECTIONS (the embedded shape at about the cluster's rate). */
+  readonly connections?: number;
 }
 
 const DEFAULT_THREADS = Math.max(1, os.cpus().length - 1);
@@ -66,6 +70,12 @@ const OTHERS: Configuration[] = [
     .filter((threads) => threads <= DEFAULT_THREADS)
     .map((threads) => ({ name: `one process, ${threads} verification threads`, processes: 1, verifyThreads: threads, shared: false })),
   { name: 'two processes sharing PostgreSQL and Redis', processes: 2, verifyThreads: DEFAULT_THREADS, shared: true },
+  // The cluster's cost taken apart: each store alone, and the embedded shape at about the
+  // cluster's rate (a closed loop of fewer connections), where the work done once a turn
+  // is spread over fewer requests.
+  { name: 'one process on PostgreSQL alone (no Redis)', processes: 1, verifyThreads: DEFAULT_THREADS, shared: true, only: 'postgres' },
+  { name: 'one process on SQLite with Redis', processes: 1, verifyThreads: DEFAULT_THREADS, shared: true, only: 'redis' },
+  { name: 'one process on SQLite, 8 connections', processes: 1, verifyThreads: DEFAULT_THREADS, shared: false, connections: 8 },
 ];
 
 /** One measured round of one configuration: CPU in µs a request. */
@@ -120,15 +130,12 @@ async function launch(configuration: Configuration, work: string): Promise<Runni
   const schema = `slipway_bench_${id}`;
   const prefix = `slipway-bench-${id}:`;
   const applicationName = `slipway-bench-${id}`;
-  const env: Record<string, string> = configuration.shared
-    ? {
-        SLIPWAY_POSTGRES_URL: POSTGRES_URL,
-        SLIPWAY_POSTGRES_SCHEMA: schema,
-        SLIPWAY_REDIS_URL: REDIS_URL,
-        SLIPWAY_REDIS_KEY_PREFIX: prefix,
-        PGAPPNAME: applicationName,
-      }
-    : {};
+  const usesPostgres = configuration.shared && configuration.only !== 'redis';
+  const usesRedis = configuration.shared && configuration.only !== 'postgres';
+  const env: Record<string, string> = {
+    ...(usesPostgres ? { SLIPWAY_POSTGRES_URL: POSTGRES_URL, SLIPWAY_POSTGRES_SCHEMA: schema, PGAPPNAME: applicationName } : {}),
+    ...(usesRedis ? { SLIPWAY_REDIS_URL: REDIS_URL, SLIPWAY_REDIS_KEY_PREFIX: prefix } : {}),
+  };
   const servers: ServerProcess[] = [];
   let meter: StoreCpuMeter | undefined;
   const stop = async () => {
@@ -169,7 +176,7 @@ async function launch(configuration: Configuration, work: string): Promise<Runni
           headers: { 'x-api-key': key },
           nextBody: bodies('sendTransaction', pools[i]!.next),
           durationS: seconds,
-          connections: Math.ceil(CONNECTIONS / servers.length),
+          connections: Math.ceil((configuration.connections ?? CONNECTIONS) / servers.length),
           ...(withPid ? { pid: server.pid } : {}),
         }),
       ),
