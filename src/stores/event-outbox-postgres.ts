@@ -44,6 +44,31 @@ const MIGRATIONS: PostgresMigrations = [
    CREATE INDEX webhook_events_by_submission ON webhook_events (key_id, seq, member, step);`,
 ];
 
+/**
+ * Each key's heads apart (LATERAL), at most $6 each, so one key's backlog cannot take every
+ * place; those due first first, through webhook_events_due: a later event of a submission is
+ * due no earlier than its earliest (FAILED, add), so the scan stops at the first not yet due,
+ * however many wait behind a receiver that is down.
+ */
+const CLAIM = `UPDATE webhook_events SET claimed_by = $4, claimed_until = $2 + $5
+  WHERE ord IN (
+    SELECT c.ord FROM unnest($1::text[]) AS k(key_id) CROSS JOIN LATERAL (
+      SELECT e.ord FROM webhook_events e
+      WHERE e.delivered_at IS NULL AND e.key_id = k.key_id AND e.next_at <= $2 AND e.claimed_until <= $2
+        AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                        WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
+      ORDER BY e.next_at, e.ord LIMIT $6
+      FOR UPDATE SKIP LOCKED) c
+    ORDER BY c.ord LIMIT $3)
+  RETURNING ord, id, key_id, seq, type, payload, attempts, created_at`;
+
+/** A failure; its submission's later events wait for it: not due before it is (CLAIM reads by due time). */
+const FAILED = `WITH failed AS (
+    UPDATE webhook_events SET attempts = attempts + 1, next_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1
+    RETURNING key_id, seq)
+  UPDATE webhook_events w SET next_at = $2 FROM failed f
+  WHERE w.key_id = f.key_id AND w.seq = f.seq AND w.delivered_at IS NULL AND w.ord > $1 AND w.next_at < $2`;
+
 interface EventRow {
   ord: string;
   id: string;
@@ -127,39 +152,14 @@ export async function createPostgresEventOutbox(url: string, schema: string): Pr
     },
     async claim(keyIds, now, limit, owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
-      // Each key's heads apart (LATERAL), at most perKey each, so one key's backlog cannot take
-      // every place; those due first first, through webhook_events_due: a later event of a
-      // submission is due no earlier than its earliest (failed, add), so the scan stops at the
-      // first not yet due, however many wait behind a receiver that is down.
-      const { rows } = await pool.query<EventRow>(
-        `UPDATE webhook_events SET claimed_by = $4, claimed_until = $2 + $5
-         WHERE ord IN (
-           SELECT c.ord FROM unnest($1::text[]) AS k(key_id) CROSS JOIN LATERAL (
-             SELECT e.ord FROM webhook_events e
-             WHERE e.delivered_at IS NULL AND e.key_id = k.key_id AND e.next_at <= $2 AND e.claimed_until <= $2
-               AND NOT EXISTS (SELECT 1 FROM webhook_events p
-                               WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
-             ORDER BY e.next_at, e.ord LIMIT $6
-             FOR UPDATE SKIP LOCKED) c
-           ORDER BY c.ord LIMIT $3)
-         RETURNING ord, id, key_id, seq, type, payload, attempts, created_at`,
-        [keyIds, now, limit, owner, leaseMs, Math.min(perKey, limit)],
-      );
+      const { rows } = await pool.query<EventRow>(CLAIM, [keyIds, now, limit, owner, leaseMs, Math.min(perKey, limit)]);
       return rows.map(toEvent).sort((a, b) => a.ord - b.ord);
     },
     async delivered(ord, now) {
       await pool.query('UPDATE webhook_events SET delivered_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1', [ord, now]);
     },
     async failed(ord, nextAt) {
-      // Its submission's later events wait for it: not due before it is (claim reads by due time).
-      await pool.query(
-        `WITH failed AS (
-           UPDATE webhook_events SET attempts = attempts + 1, next_at = $2, claimed_until = 0, claimed_by = NULL WHERE ord = $1
-           RETURNING key_id, seq)
-         UPDATE webhook_events w SET next_at = $2 FROM failed f
-         WHERE w.key_id = f.key_id AND w.seq = f.seq AND w.delivered_at IS NULL AND w.ord > $1 AND w.next_at < $2`,
-        [ord, nextAt],
-      );
+      await pool.query(FAILED, [ord, nextAt]);
     },
     async pending() {
       const { rows } = await pool.query<{ key_id: string; n: string }>(
