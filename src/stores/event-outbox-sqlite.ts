@@ -49,7 +49,12 @@ export const INSERT = `INSERT INTO events (id, key_id, seq, type, payload, creat
   WHERE NOT EXISTS (SELECT 1 FROM events WHERE key_id = @keyId AND seq = @seq AND member = @member AND step > @step)
   ON CONFLICT (id) DO NOTHING`;
 
-/** A key's heads (its submissions' earliest undelivered events) that are due and unclaimed, due first first. */
+/**
+ * A key's heads (its submissions' earliest undelivered events) that are due and unclaimed, due
+ * first first, through events_due: a later event of a submission is due no earlier than its
+ * earliest (`failed`, INSERT), so the scan stops at the first not yet due, however many wait
+ * behind a receiver that is down.
+ */
 export const HEADS = `SELECT e.* FROM events e
   WHERE e.delivered_at IS NULL AND e.key_id = ? AND e.next_at <= ? AND e.claimed_until <= ?
     AND NOT EXISTS (SELECT 1 FROM events p WHERE p.key_id = e.key_id AND p.seq = e.seq AND p.delivered_at IS NULL AND p.ord < e.ord)
@@ -109,9 +114,13 @@ export const toReceiverStatus = (row: ReceiverRow): ReceiverStatus => ({
 
 export function createSqliteEventOutbox(file: string): EventOutbox {
   const db = openSqlite(file, MIGRATIONS);
-  // Not once a later step of the same member is held (events-sink.ts derives again after a
-  // restart). Due no earlier than its submission's events waiting (see `failed`).
   const insert = db.prepare<[InsertRow]>(INSERT);
+  const heads = db.prepare(HEADS);
+  const fail = db.prepare('UPDATE events SET attempts = attempts + 1, next_at = ?, claimed_until = 0 WHERE ord = ? RETURNING key_id, seq');
+  // Its submission's later events wait for it: not due before it is (HEADS reads by due time).
+  const holdLater = db.prepare(
+    'UPDATE events INDEXED BY events_undelivered SET next_at = ? WHERE key_id = ? AND seq = ? AND delivered_at IS NULL AND ord > ? AND next_at < ?',
+  );
   const addAll = db.transaction((events: readonly NewOutboxEvent[], now: number) => {
     let added = 0;
     for (const e of events) {
@@ -137,11 +146,6 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     },
     async claim(keyIds, now, limit, _owner, leaseMs, perKey = limit) {
       if (keyIds.length === 0) return [];
-      // Of each submission, its earliest undelivered event, if it is due and not claimed; at
-      // most perKey a key, those due first first. Read through events_due: a later event of a
-      // submission is due no earlier than its earliest (`failed`, `add`), so the scan stops
-      // at the first not yet due, however many wait behind a receiver that is down.
-      const heads = db.prepare(HEADS);
       const claim = db.transaction(() => {
         const rows = keyIds
           .flatMap((keyId) => heads.all(keyId, now, now, Math.min(perKey, limit)) as EventRow[])
@@ -158,13 +162,8 @@ export function createSqliteEventOutbox(file: string): EventOutbox {
     },
     async failed(ord, nextAt) {
       db.transaction(() => {
-        db.prepare('UPDATE events SET attempts = attempts + 1, next_at = ?, claimed_until = 0 WHERE ord = ?').run(nextAt, ord);
-        // Its submission's later events wait for it: not due before it is (claim reads by due time).
-        const row = db.prepare('SELECT key_id, seq FROM events WHERE ord = ?').get(ord) as { key_id: string; seq: number } | undefined;
-        if (row === undefined) return;
-        db.prepare(
-          'UPDATE events INDEXED BY events_undelivered SET next_at = ? WHERE key_id = ? AND seq = ? AND delivered_at IS NULL AND ord > ? AND next_at < ?',
-        ).run(nextAt, row.key_id, row.seq, ord, nextAt);
+        const row = fail.get(nextAt, ord) as { key_id: string; seq: number } | undefined;
+        if (row !== undefined) holdLater.run(nextAt, row.key_id, row.seq, ord, nextAt);
       })();
     },
     async pending() {
